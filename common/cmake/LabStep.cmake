@@ -1,0 +1,230 @@
+# lab_add_step(): one call makes a step's libraries, executable and tests.
+#
+#   lab_add_step(step03_tiling
+#     TITLE "cache tiling"            # one line, for --help and the ladder
+#     BACKEND cpu | gpu | mpi
+#     SOURCES tiling.cpp              # files the student edits: the skeleton lives in
+#                                     # stepNN_*/, the solution in solutions/stepNN_*/
+#     SUPPORT register.cpp            # step files compiled once per implementation
+#     TESTS tests/test_tiling.cpp     # GoogleTest sources (correctness)
+#     PERF_TESTS tests/perf_tiling.cpp  # GoogleTest sources (performance ratios)
+#     DEPENDS step01_naive            # earlier steps whose library this one links
+#     LIBS lab_openblas               # anything else to link
+#     DEFAULT_SIZE 1024               # m = n = k of the benchmark when none is given
+#     MAIN main.cpp                   # own main() instead of the shared benchmark CLI
+#     MPI_RANKS 1 2 3 4 6 8)          # BACKEND mpi: run the tests under mpiexec -n R
+#
+# For every implementation in LAB_IMPLS (student and/or solution) it builds
+#   <step>_<impl>           static library: SOURCES (from the impl's folder)
+#   <step>_register_<impl>  object library: SUPPORT (variants register themselves)
+#   <step>_tests_<impl>     the test executable
+# and one executable <step> with every implementation in it (--impl picks).
+# Everything of an implementation is compiled with -DLAB_IMPL_NS=<impl>.
+#
+# ctest names and labels:
+#   <step>.<impl>.correctness   labels <stepNN>;<cpu|gpu|mpi>;correctness;<impl>
+#   <step>.<impl>.performance   labels ...;performance;<impl>
+#   <step>.student.must_fail    (LAB_IMPL=both) the student's tests must fail
+# Tests print "LAB-SKIP: <why>" when they cannot run here; ctest then reports
+# them as skipped, never as passed.
+
+function(lab_target_warnings target)
+  get_target_property(_type ${target} TYPE)
+  set(_w -Wall -Wextra)
+  if(LAB_WERROR)
+    list(APPEND _w -Werror)
+  endif()
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:${_w}>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+  if(LAB_NATIVE)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native>
+                                             $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-march=native>)
+  endif()
+  if(LAB_SANITIZE)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${LAB_SANITIZE} -fno-omit-frame-pointer>)
+    target_link_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${LAB_SANITIZE}>)
+    if(NOT _type STREQUAL "OBJECT_LIBRARY" AND NOT _type STREQUAL "STATIC_LIBRARY")
+      target_link_options(${target} PRIVATE -fsanitize=${LAB_SANITIZE})
+    endif()
+  endif()
+endfunction()
+
+function(lab_add_step step)
+  cmake_parse_arguments(PARSE_ARGV 1 S "" "TITLE;BACKEND;DEFAULT_SIZE;MAIN"
+                        "SOURCES;SUPPORT;TESTS;PERF_TESTS;DEPENDS;LIBS;MPI_RANKS")
+  string(REGEX MATCH "^step[0-9][0-9]" _num "${step}")
+  if(NOT _num)
+    message(FATAL_ERROR "lab_add_step: '${step}' is not named stepNN_<name>")
+  endif()
+  if(NOT S_BACKEND MATCHES "^(cpu|gpu|mpi)$")
+    message(FATAL_ERROR "lab_add_step(${step}): BACKEND must be cpu, gpu or mpi")
+  endif()
+  if(NOT S_DEFAULT_SIZE)
+    set(S_DEFAULT_SIZE 1024)
+  endif()
+  set(_step_dir "${PROJECT_SOURCE_DIR}/${step}")
+  set(_sol_dir "${PROJECT_SOURCE_DIR}/solutions/${step}")
+
+  # Steps that cannot be built here still leave a test that says why (skipped).
+  set(_why "")
+  if(S_BACKEND STREQUAL "gpu" AND NOT LAB_HAVE_CUDA)
+    set(_why "no CUDA compiler (nvcc) in this build; install the CUDA Toolkit")
+  elseif(S_BACKEND STREQUAL "mpi" AND NOT LAB_HAVE_MPI)
+    set(_why "no MPI in this build; install it with: apt-get install libopenmpi-dev openmpi-bin")
+  endif()
+  get_property(_built GLOBAL PROPERTY LAB_BUILT_STEPS)
+  foreach(_d IN LISTS S_DEPENDS)
+    if(NOT _d IN_LIST _built)
+      set(_why "needs ${_d}, which is not built here")
+    endif()
+  endforeach()
+  if(_why)
+    lab_note_skip(${step} "${_why}")
+    add_test(NAME ${step}.skipped COMMAND ${CMAKE_COMMAND} -E echo "LAB-SKIP: ${step}: ${_why}")
+    set_tests_properties(${step}.skipped PROPERTIES LABELS "${_num};${S_BACKEND};correctness"
+                         SKIP_REGULAR_EXPRESSION "LAB-SKIP")
+    return()
+  endif()
+  set_property(GLOBAL APPEND PROPERTY LAB_BUILT_STEPS ${step})
+  set_property(GLOBAL APPEND PROPERTY LAB_STEP_INFO "${step}|${S_BACKEND}|${S_TITLE}")
+
+  set(_labels_base "${_num};${S_BACKEND}")
+  set(_exe_objs "")
+  foreach(impl IN LISTS LAB_IMPLS)
+    if(impl STREQUAL "solution")
+      set(_src_dir "${_sol_dir}")
+    else()
+      set(_src_dir "${_step_dir}")
+    endif()
+    # -- the code the student writes (or its solution)
+    set(_srcs "")
+    foreach(_f IN LISTS S_SOURCES)
+      list(APPEND _srcs "${_src_dir}/${_f}")
+    endforeach()
+    add_library(${step}_${impl} STATIC ${_srcs})
+    target_include_directories(${step}_${impl} PUBLIC "${_step_dir}")
+    target_compile_definitions(${step}_${impl} PUBLIC LAB_IMPL_NS=${impl})
+    target_link_libraries(${step}_${impl} PUBLIC lab_common ${S_LIBS})
+    foreach(_d IN LISTS S_DEPENDS)
+      target_link_libraries(${step}_${impl} PUBLIC ${_d}_${impl})
+    endforeach()
+    if(S_BACKEND STREQUAL "gpu")
+      target_link_libraries(${step}_${impl} PUBLIC lab_cuda)
+      set_target_properties(${step}_${impl} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF)
+    endif()
+    if(S_BACKEND STREQUAL "mpi")
+      target_link_libraries(${step}_${impl} PUBLIC MPI::MPI_CXX)
+    endif()
+    lab_target_warnings(${step}_${impl})
+    if(impl STREQUAL "student")
+      # Skeletons leave parameters unused until the TODOs are done.
+      target_compile_options(${step}_${impl} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-unused-parameter>
+                                                     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wno-unused-parameter>)
+    endif()
+
+    # -- registration of the variants (and anything else the step compiles per impl)
+    if(S_SUPPORT)
+      set(_sup "")
+      foreach(_f IN LISTS S_SUPPORT)
+        list(APPEND _sup "${_step_dir}/${_f}")
+      endforeach()
+      add_library(${step}_register_${impl} OBJECT ${_sup})
+      target_link_libraries(${step}_register_${impl} PUBLIC ${step}_${impl})
+      lab_target_warnings(${step}_register_${impl})
+      list(APPEND _exe_objs ${step}_register_${impl})
+    endif()
+
+    # -- tests
+    set(_env "LAB_IMPL=${impl}")
+    if(S_BACKEND STREQUAL "mpi")
+      list(APPEND _env ${LAB_MPI_ENV})
+    endif()
+    foreach(_kind correctness performance)
+      if(_kind STREQUAL "correctness")
+        set(_tsrc ${S_TESTS})
+      else()
+        set(_tsrc ${S_PERF_TESTS})
+      endif()
+      if(NOT _tsrc)
+        continue()
+      endif()
+      set(_t ${step}_${_kind}_${impl})
+      set(_full "")
+      foreach(_f IN LISTS _tsrc)
+        list(APPEND _full "${_step_dir}/${_f}")
+      endforeach()
+      add_executable(${_t} ${_full})
+      target_link_libraries(${_t} PRIVATE ${step}_${impl} lab_testing)
+      lab_target_warnings(${_t})
+      set(_runs "")
+      if(S_BACKEND STREQUAL "mpi")
+        set(_ranks ${S_MPI_RANKS})
+        if(NOT _ranks)
+          set(_ranks 1 2 3 4 8)
+        endif()
+        foreach(_r IN LISTS _ranks)
+          list(APPEND _runs "np${_r}|${MPIEXEC_EXECUTABLE};${MPIEXEC_NUMPROC_FLAG};${_r};${LAB_MPIEXEC_EXTRA};${MPIEXEC_PREFLAGS};$<TARGET_FILE:${_t}>;${MPIEXEC_POSTFLAGS}")
+        endforeach()
+      else()
+        list(APPEND _runs "|$<TARGET_FILE:${_t}>")
+      endif()
+      foreach(_run IN LISTS _runs)
+        string(REPLACE "|" ";" _parts "${_run}")
+        list(GET _parts 0 _suffix)
+        list(REMOVE_AT _parts 0)
+        set(_name ${step}.${impl}.${_kind})
+        if(_suffix)
+          set(_name ${_name}.${_suffix})
+        endif()
+        if(impl STREQUAL "student" AND LAB_IMPL STREQUAL "both")
+          if(_kind STREQUAL "correctness")
+            # The instructor's build: the skeleton's tests must fail (a suite
+            # that cannot fail is a broken suite). A skipped run stays skipped.
+            set(_mf ${step}.student.must_fail)
+            if(_suffix)
+              set(_mf ${_mf}.${_suffix})
+            endif()
+            add_test(NAME ${_mf}
+                     COMMAND ${CMAKE_COMMAND} "-DCMD=${_parts}" -P ${PROJECT_SOURCE_DIR}/common/cmake/ExpectFailure.cmake)
+            set_tests_properties(${_mf} PROPERTIES
+              LABELS "${_labels_base};correctness;student" SKIP_REGULAR_EXPRESSION "LAB-SKIP"
+              ENVIRONMENT "${_env}" TIMEOUT 900)
+          endif()
+          continue()
+        endif()
+        add_test(NAME ${_name} COMMAND ${_parts})
+        set_tests_properties(${_name} PROPERTIES
+          LABELS "${_labels_base};${_kind};${impl}" SKIP_REGULAR_EXPRESSION "LAB-SKIP"
+          ENVIRONMENT "${_env}" TIMEOUT 900)
+        if(_kind STREQUAL "performance")
+          set_tests_properties(${_name} PROPERTIES RUN_SERIAL TRUE)
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+
+  # -- the step's executable: every implementation built, plus the baselines
+  if(S_MAIN)
+    add_executable(${step} "${_step_dir}/${S_MAIN}")
+  else()
+    add_executable(${step} "${PROJECT_SOURCE_DIR}/common/src/step_main.cpp")
+    string(REPLACE "\"" "" _title "${S_TITLE}")
+    target_compile_definitions(${step} PRIVATE LAB_STEP_ID="${_num}" LAB_STEP_TITLE="${_title}"
+                               LAB_STEP_BACKEND=${S_BACKEND} LAB_STEP_DEFAULT_SIZE=${S_DEFAULT_SIZE})
+  endif()
+  foreach(_o IN LISTS _exe_objs)
+    target_link_libraries(${step} PRIVATE ${_o})
+  endforeach()
+  foreach(impl IN LISTS LAB_IMPLS)
+    target_link_libraries(${step} PRIVATE ${step}_${impl})
+  endforeach()
+  target_link_libraries(${step} PRIVATE lab_bench)
+  if(S_BACKEND STREQUAL "gpu")
+    target_link_libraries(${step} PRIVATE lab_cuda_bench)
+  elseif(LAB_HAVE_OPENBLAS)
+    target_link_libraries(${step} PRIVATE lab_blas_bench)
+  endif()
+  lab_target_warnings(${step})
+  set_target_properties(${step} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+endfunction()

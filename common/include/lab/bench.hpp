@@ -1,0 +1,86 @@
+// lab/bench.hpp — the shared benchmark CLI every step executable runs.
+//
+//   stepNN_name [--m M] [--n N] [--k K] [--size S] [--reps R] [--impl student|solution|baseline|all]
+//               [--variant NAME[,NAME...]] [--threads T] [--tile a,b,c] [--csv FILE] [--json FILE]
+//               [--check] [--seed S] [--list] [--help]
+//
+// Exit status: 0 all ran and checked, 1 a result failed its check, 2 bad usage,
+// 3 a variant is not implemented yet (LAB_TODO), 4 other runtime error,
+// 77 nothing could run here (e.g. no GPU): skipped.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lab/registry.hpp"
+#include "lab/timer.hpp"
+
+namespace lab {
+
+enum ExitCode : int { kExitOk = 0, kExitCheckFailed = 1, kExitUsage = 2, kExitTodo = 3, kExitError = 4, kExitSkipped = 77 };
+
+struct StepInfo {
+  const char* step;        ///< "step03"
+  const char* title;       ///< "cache tiling"
+  Backend backend;
+  int64_t default_size;    ///< m = n = k when the user gives none
+};
+
+struct BenchOptions {
+  int64_t m = -1, n = -1, k = -1;
+  int reps = 3;
+  std::string impl;                   ///< empty: solution where built, else student (+ baseline)
+  std::vector<std::string> variants;  ///< empty: all of the chosen impls
+  Params params;
+  std::string csv, json;
+  bool full_check = false;
+  uint64_t seed = 2024;
+  bool list = false;
+  double min_time_s = 0.3;
+};
+
+/// Parses argv (throws lab::UsageError with a one-line message on bad input).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+BenchOptions parse_bench_args(int argc, const char* const* argv, const StepInfo& info);
+std::string bench_usage(const StepInfo& info);
+
+/// One row of results, as written to CSV/JSON. The first nine CSV columns are
+/// fixed by the lab: step,variant,impl,m,n,k,threads,median_s,gflops.
+struct Record {
+  std::string step, variant, impl;
+  int64_t m = 0, n = 0, k = 0;
+  int threads = 1;
+  double median_s = 0, gflops = 0, min_s = 0, max_s = 0;
+  int reps = 0;
+  double peak_gflops = 0;  ///< measured peak of the machine the row ran on (0: unknown)
+  std::string check;       ///< "pass", "fail", "todo", "error", "skipped"
+  std::string device;      ///< "cpu:<simd>" or the GPU's name
+  std::string note;        ///< e.g. the TODO message or the tile sizes
+};
+void append_csv(const std::string& path, const std::vector<Record>& rows);
+void write_json(const std::string& path, const std::vector<Record>& rows);
+
+/// What a GPU build adds (set by the CUDA part of the harness at start-up).
+struct GpuHooks {
+  std::function<bool(std::string* why)> available;  ///< a usable device is visible
+  /// Copies A, B, C0 to the device, warms up, times variant.run with device
+  /// events, copies the last C back into `C_out` (same shape as C0).
+  std::function<Timing(const Variant&, double alpha, ConstMatView A, ConstMatView B, double beta,
+                       ConstMatView C0, MatView C_out, const Params&, const TimingOptions&)>
+      run;
+  std::function<double()> peak_gflops;  ///< measured FP64 peak of the device, GFLOP/s
+  std::function<std::string()> device_name;
+};
+void set_gpu_hooks(GpuHooks hooks);
+const GpuHooks* gpu_hooks();  ///< nullptr in a build without CUDA
+
+/// The whole benchmark program: parse, pick variants, make matrices, validate,
+/// time, print the table, write CSV/JSON. Returns the exit status.
+int bench_main(int argc, char** argv, const StepInfo& info);
+
+}  // namespace lab

@@ -1,0 +1,69 @@
+// lab/registry.hpp — the one list of kernel variants.
+//
+// Each step registers its variants once (stepNN/register.cpp); the shared
+// benchmark CLI, `--list`, the ladder table and the plot labels all read this
+// list, so there is never a second, hand-kept list to drift out of date.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lab/matrix.hpp"
+
+// The implementation a translation unit belongs to: CMake compiles every step
+// source once per implementation with -DLAB_IMPL_NS=student or =solution, and
+// each public step header wraps its API in `inline namespace LAB_IMPL_NS`, so the
+// student's and the instructor's code can live in one executable.
+#ifndef LAB_IMPL_NS
+#define LAB_IMPL_NS unset
+#endif
+#define LAB_STRINGIFY_(x) #x
+#define LAB_STRINGIFY(x) LAB_STRINGIFY_(x)
+#define LAB_IMPL_NAME LAB_STRINGIFY(LAB_IMPL_NS)
+
+namespace lab {
+
+enum class Backend { cpu, gpu };
+
+/// Knobs the shared CLI passes through to a variant (each variant reads the
+/// ones it understands and ignores the rest).
+struct Params {
+  std::vector<int64_t> tile;  ///< --tile a,b,c (empty: the variant's default)
+  int threads = 0;            ///< --threads (0: OpenMP's default)
+  int gpus = 0;               ///< --gpus (0: all visible)
+  int streams = 0;            ///< --streams (0: the variant's default)
+};
+
+/// One call of a variant. For Backend::gpu the views hold device pointers and
+/// `stream` is the cudaStream_t to launch on.
+struct GemmCall {
+  double alpha;
+  ConstMatView A, B;
+  double beta;
+  MatView C;
+  const Params* params;
+  void* stream;
+};
+
+struct Variant {
+  std::string step;     ///< "step03"
+  std::string name;     ///< "tiled", "naive_global", "openblas", ...
+  std::string impl;     ///< "student", "solution" or "baseline" (vendor BLAS, or code a step gives)
+  Backend backend;
+  std::function<void(const GemmCall&)> run;
+  std::string about;    ///< one line: what this variant does (shown by --list and in plots)
+};
+
+/// Adds a variant; returns its index (so it can initialize a static).
+int register_variant(Variant v);
+const std::vector<Variant>& registered_variants();
+
+}  // namespace lab
+
+#define LAB_CONCAT_(a, b) a##b
+#define LAB_CONCAT(a, b) LAB_CONCAT_(a, b)
+/// At namespace scope in a registration file: LAB_REGISTER_VARIANT({"step01", "naive", ...});
+#define LAB_REGISTER_VARIANT(...) \
+  [[maybe_unused]] static const int LAB_CONCAT(lab_variant_, __LINE__) = ::lab::register_variant(__VA_ARGS__)
