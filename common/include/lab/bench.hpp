@@ -68,8 +68,10 @@ void write_json(const std::string& path, const std::vector<Record>& rows);
 /// What a GPU build adds (set by the CUDA part of the harness at start-up).
 struct GpuHooks {
   std::function<bool(std::string* why)> available;  ///< a usable device is visible
-  /// Copies A, B, C0 to the device, warms up, times variant.run with device
-  /// events, copies the last C back into `C_out` (same shape as C0).
+  /// Copies A, B, C0 to the device; runs the variant ONCE on C0 and copies that
+  /// result back into `C_out` (same shape as C0; the caller checks it against
+  /// alpha*A*B + beta*C0); then warms up and times further calls (into the same
+  /// device C) with device events, returning the timing.
   std::function<Timing(const Variant&, double alpha, ConstMatView A, ConstMatView B, double beta,
                        ConstMatView C0, MatView C_out, const Params&, const TimingOptions&)>
       run;
