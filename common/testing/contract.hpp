@@ -44,6 +44,8 @@ struct Case {
 };
 
 std::vector<Case> contract_cases();
+/// How GoogleTest prints a case (instead of its bytes).
+void PrintTo(const Case& c, std::ostream* os);
 std::string case_name(const ::testing::TestParamInfo<Case>& info);
 std::string describe(const Case& c);
 

@@ -9,6 +9,7 @@
 #include "naive.hpp"
 
 #include "lab/gemm_args.hpp"
+#include "lab/todo.hpp"
 
 // The checks and the early exits (alpha == 0, k == 0, beta == 0) are the same
 // in every step, so the harness provides them: lab::check_gemm_args throws
@@ -18,8 +19,8 @@
 void lab::step01::dgemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C) {
   check_gemm_args(A, B, C);
   if (gemm_quick_return(alpha, A, B, beta, C)) return;
-  const int64_t m = C.rows, n = C.cols, k = A.cols;
   // LAB:SOLUTION-BEGIN  scale C by beta (beta == 0: overwrite), then C(:,j) += alpha * A(:,p) * B(p,j)
+  const int64_t m = C.rows, n = C.cols, k = A.cols;
   // Column j of C is built from the columns of A: C(:,j) += A(:,p) * B(p,j).
   // The inner loop runs down a column, so A and C are read with stride 1.
   scale_c(beta, C);
@@ -37,8 +38,8 @@ void lab::step01::dgemm(double alpha, ConstMatView A, ConstMatView B, double bet
 void lab::step01::dgemm_ijk(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C) {
   check_gemm_args(A, B, C);
   if (gemm_quick_return(alpha, A, B, beta, C)) return;
-  const int64_t m = C.rows, n = C.cols, k = A.cols;
   // LAB:SOLUTION-BEGIN  one dot product per C(i,j): sum over p of A(i,p) * B(p,j)
+  const int64_t m = C.rows, n = C.cols, k = A.cols;
   // The dot product walks along a row of A: a stride of ld doubles per step,
   // a new cache line for every multiply-add once ld * 8 bytes exceeds a line.
   for (int64_t i = 0; i < m; ++i) {

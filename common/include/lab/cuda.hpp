@@ -1,0 +1,189 @@
+// lab/cuda.hpp — the CUDA part of the harness: one error check, RAII for every
+// device resource, the BLAS early exits on the device, and a host adapter that
+// runs a device dgemm on host matrices (for tests).
+//
+// Every CUDA runtime and cuBLAS call goes through LAB_CUDA_CHECK, which throws
+// std::runtime_error naming the call, the file and line, and the library's own
+// error name, e.g.
+//   cudaMalloc(&p, bytes) failed at tiled.cu:42: cudaErrorMemoryAllocation (out of memory)
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "lab/matrix.hpp"
+
+namespace lab::cuda {
+
+[[noreturn]] void throw_error(cudaError_t e, const char* call, const char* file, int line);
+[[noreturn]] void throw_error(cublasStatus_t s, const char* call, const char* file, int line);
+
+inline void check(cudaError_t e, const char* call, const char* file, int line) {
+  if (e != cudaSuccess) throw_error(e, call, file, line);
+}
+inline void check(cublasStatus_t s, const char* call, const char* file, int line) {
+  if (s != CUBLAS_STATUS_SUCCESS) throw_error(s, call, file, line);
+}
+
+}  // namespace lab::cuda
+
+/// Wraps a CUDA runtime or cuBLAS call; throws std::runtime_error when it fails.
+#define LAB_CUDA_CHECK(call) ::lab::cuda::check((call), #call, __FILE__, __LINE__)
+/// After a kernel launch: launch-configuration errors surface here, not at the next sync.
+#define LAB_CUDA_CHECK_LAUNCH() LAB_CUDA_CHECK(cudaGetLastError())
+
+namespace lab::cuda {
+
+// ---- the device ----------------------------------------------------------
+
+/// True when a CUDA device is visible and usable; otherwise `why` (if given)
+/// says what is missing. Cached after the first call.
+bool device_available(std::string* why = nullptr);
+
+/// Properties of the current device that kernels choose their shape from.
+struct DeviceInfo {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;  ///< compute capability
+  int sm_count = 0;
+  size_t smem_optin = 0;           ///< shared memory one block may opt in to, bytes
+};
+const DeviceInfo& device_info();  ///< of the current device; throws without one
+
+/// FP64 multiply-add throughput of the CUDA cores (not the tensor cores) in
+/// GFLOP/s, measured once by a short probe kernel (about 30 ms) and cached.
+double fp64_peak_gflops();
+
+// ---- RAII ----------------------------------------------------------------
+
+/// An owning device allocation of `count` elements of T (cudaMalloc / cudaFree).
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t count) : count_(count) {
+    if (count > 0) LAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ptr_), count * sizeof(T)));
+  }
+  ~DeviceBuffer() {
+    if (ptr_) cudaFree(ptr_);  // never throws from a destructor; a failure here changes nothing
+  }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(count_, o.count_);
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  T* data() const { return ptr_; }
+  size_t size() const { return count_; }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t count_ = 0;
+};
+
+/// A non-blocking stream (does not synchronize with the legacy default stream).
+class Stream {
+ public:
+  Stream() { LAB_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s_; }
+  void sync() const { LAB_CUDA_CHECK(cudaStreamSynchronize(s_)); }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+class Event {
+ public:
+  Event() { LAB_CUDA_CHECK(cudaEventCreate(&e_)); }
+  ~Event() { cudaEventDestroy(e_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return e_; }
+  void record(cudaStream_t s) { LAB_CUDA_CHECK(cudaEventRecord(e_, s)); }
+  void sync() const { LAB_CUDA_CHECK(cudaEventSynchronize(e_)); }
+  /// Seconds from `start` to this event (both recorded, this one completed).
+  double seconds_since(const Event& start) const {
+    float ms = 0;
+    LAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start.e_, e_));
+    return 1e-3 * double(ms);
+  }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
+class CublasHandle {
+ public:
+  CublasHandle() { LAB_CUDA_CHECK(cublasCreate(&h_)); }
+  ~CublasHandle() { cublasDestroy(h_); }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  cublasHandle_t get() const { return h_; }
+  /// Binds the handle to `s` (cuBLAS launches its kernels there).
+  cublasHandle_t on(cudaStream_t s) const {
+    LAB_CUDA_CHECK(cublasSetStream(h_, s));
+    return h_;
+  }
+
+ private:
+  cublasHandle_t h_ = nullptr;
+};
+
+/// A column-major matrix in device memory (ld * cols doubles).
+class DeviceMatrix {
+ public:
+  DeviceMatrix() = default;
+  DeviceMatrix(int64_t rows, int64_t cols, int64_t ld = 0);
+  /// Uploads the rows x cols region of `host` (ld may differ).
+  static DeviceMatrix from_host(ConstMatView host, cudaStream_t s = nullptr);
+  /// Copies the rows x cols region back into `host` (same shape).
+  void to_host(MatView host, cudaStream_t s = nullptr) const;
+
+  MatView view() { return {buf_.data(), rows_, cols_, ld_}; }
+  ConstMatView view() const { return {buf_.data(), rows_, cols_, ld_}; }
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int64_t ld() const { return ld_; }
+
+ private:
+  int64_t rows_ = 0, cols_ = 0, ld_ = 1;
+  DeviceBuffer<double> buf_;
+};
+
+// ---- the kernel contract on the device -----------------------------------
+
+/// The early exits of lab/gemm_args.hpp on device views: m == 0 or n == 0:
+/// nothing; alpha == 0 or k == 0: C <- beta * C on `stream` (beta == 0 writes
+/// zeros without reading C), A and B untouched. Returns true when the caller
+/// is done. Call lab::check_gemm_args first.
+bool gemm_quick_return(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, cudaStream_t stream);
+
+/// C <- beta * C over the m x n region of a device view (beta == 0: zeros, C not read).
+void scale_c(double beta, MatView C, cudaStream_t stream);
+
+// ---- running a device dgemm on host matrices (tests) ---------------------
+
+/// The signature of every GPU step's dgemm: device views, work queued on `stream`.
+using DeviceGemm = std::function<void(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
+                                      cudaStream_t stream)>;
+
+/// Copies the whole strided span of A, B and C (guard cells between columns
+/// included, so they round-trip) to the device, runs `gemm` on a fresh stream,
+/// waits, and copies C's span back. A view that is not valid on its own
+/// (negative size, ld < rows, null data) is passed on with its shape and a null
+/// pointer, so that the dgemm's own argument check is what throws.
+void run_on_host_views(const DeviceGemm& gemm, double alpha, ConstMatView A, ConstMatView B, double beta,
+                       MatView C);
+
+}  // namespace lab::cuda

@@ -1,0 +1,271 @@
+// bench_main: pick variants from the registry, make the matrices, validate
+// every variant once, then time it; print a table and write CSV/JSON.
+#include "lab/bench.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "lab/check.hpp"
+#include "lab/machine.hpp"
+#include "lab/todo.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace lab {
+namespace {
+
+std::unique_ptr<GpuHooks>& hooks_slot() {
+  static std::unique_ptr<GpuHooks> h;
+  return h;
+}
+
+// Timing uses alpha = 1, beta = 0.5: the general path (C is read), and values
+// stay bounded however many times the product is repeated into the same C.
+constexpr double kAlpha = 1.0, kBeta = 0.5;
+// Up to this many multiply-adds the full reference check is cheap enough to be the default.
+constexpr double kFullCheckWork = 64.0 * 64 * 64 * 64 * 4;
+
+int64_t mem_available_bytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  int64_t kb;
+  std::string unit;
+  while (f >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return -1;
+}
+
+std::string gib(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f GiB", bytes / double(1 << 30));
+  return b;
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::vector<const Variant*> choose(const BenchOptions& o, const StepInfo& info, std::string* err) {
+  const auto& all = registered_variants();
+  const std::string step = info.step;
+  bool have_solution = false;
+  for (const auto& v : all)
+    if (v.step == step && v.impl == "solution") have_solution = true;
+  std::set<std::string> impls;
+  if (o.impl.empty()) {
+    impls = {have_solution ? "solution" : "student", "baseline"};
+  } else {
+    for (const auto& s : split_list(o.impl)) {
+      if (s == "all") impls.insert({"student", "solution", "baseline"});
+      else impls.insert(s);
+    }
+  }
+  std::vector<const Variant*> out;
+  for (const auto& v : all) {
+    const bool mine = v.step == step || (v.step == "vendor" && v.backend == info.backend);
+    if (!mine || !impls.count(v.impl)) continue;
+    if (!o.variants.empty()) {
+      bool named = false;
+      for (const auto& n : o.variants) named = named || n == v.name;
+      if (!named) continue;
+    }
+    out.push_back(&v);
+  }
+  for (const auto& n : o.variants) {
+    bool known = false;
+    for (const auto& v : all) known = known || ((v.step == step || v.step == "vendor") && v.name == n);
+    if (!known) {
+      *err = "unknown variant '" + n + "' (see --list)";
+      return {};
+    }
+  }
+  for (const auto& s : impls)
+    if (s == "solution" && !have_solution && !o.impl.empty()) {
+      *err = "this build has no solution code (configure with LAB_IMPL=solution or both)";
+      return {};
+    }
+  if (out.empty()) *err = "no variant matches --impl/--variant (see --list)";
+  return out;
+}
+
+void print_row(const Record& r) {
+  std::printf("%-8s %-16s %-9s %6lld %6lld %6lld %4d %11.5f %10.2f %7.1f%%  %s%s%s\n", r.step.c_str(),
+              r.variant.c_str(), r.impl.c_str(), (long long)r.m, (long long)r.n, (long long)r.k, r.threads, r.median_s,
+              r.gflops, r.peak_gflops > 0 ? 100.0 * r.gflops / r.peak_gflops : 0.0, r.check.c_str(),
+              r.note.empty() ? "" : "  ", r.note.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+void set_gpu_hooks(GpuHooks hooks) { hooks_slot() = std::make_unique<GpuHooks>(std::move(hooks)); }
+const GpuHooks* gpu_hooks() { return hooks_slot().get(); }
+
+int bench_main(int argc, char** argv, const StepInfo& info) {
+  std::string prog_name = argc > 0 ? argv[0] : info.step;
+  prog_name = prog_name.substr(prog_name.find_last_of('/') + 1);
+  const char* prog = prog_name.c_str();
+  BenchOptions o;
+  try {
+    o = parse_bench_args(argc, argv, info);
+  } catch (const UsageError& e) {
+    if (std::string(e.what()) == "help") {
+      std::cout << bench_usage(info);
+      return kExitOk;
+    }
+    std::cerr << prog << ": error: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (o.list) {
+    for (const auto& v : registered_variants())
+      if (v.step == info.step || (v.step == "vendor" && v.backend == info.backend))
+        std::printf("%-18s %-9s %s\n", v.name.c_str(), v.impl.c_str(), v.about.c_str());
+    return kExitOk;
+  }
+  std::string err;
+  const auto chosen = choose(o, info, &err);
+  if (chosen.empty()) {
+    std::cerr << prog << ": error: " << err << "\n";
+    return kExitUsage;
+  }
+
+  const bool gpu = info.backend == Backend::gpu;
+  std::string device;
+  double peak = 0;
+  if (gpu) {
+    std::string why = "this build has no CUDA support";
+    const GpuHooks* h = gpu_hooks();
+    if (!h || !h->available(&why)) {
+      std::cout << prog << ": skipped: " << why << "\n";
+      return kExitSkipped;
+    }
+    device = h->device_name();
+  } else {
+    device = "cpu:" + cpu_simd_level();
+  }
+#ifdef _OPENMP
+  if (o.params.threads > 0) omp_set_num_threads(o.params.threads);
+#endif
+  const int threads = gpu ? 1 : max_threads();
+  Params params = o.params;
+  params.threads = threads;
+
+  // A, B, C0, the result, and (for the check) a reference or magnitude matrix.
+  const double need = 8.0 * (double(o.m) * o.k + double(o.k) * o.n + 3.0 * double(o.m) * o.n);
+  const int64_t avail = mem_available_bytes();
+  if (avail > 0 && need > 0.9 * double(avail)) {
+    std::cerr << prog << ": error: " << o.m << " x " << o.n << " x " << o.k << " needs about " << gib(need)
+              << " of memory, only " << gib(double(avail)) << " is available\n";
+    return kExitUsage;
+  }
+  // Open the output files before the (long) run, so a bad path fails at once.
+  for (const auto& path : {o.csv, o.json}) {
+    if (path.empty()) continue;
+    std::ofstream probe(path, std::ios::app);
+    if (!probe) {
+      std::cerr << prog << ": error: cannot write '" << path << "'\n";
+      return kExitUsage;
+    }
+  }
+
+  std::vector<Record> rows;
+  int status = kExitOk;
+  try {
+    Matrix A(o.m, o.k), B(o.k, o.n), C0(o.m, o.n), C(o.m, o.n);
+    A.fill_random(o.seed);
+    B.fill_random(o.seed + 1);
+    C0.fill_random(o.seed + 2);
+    const bool full = o.full_check || double(o.m) * o.n * o.k <= kFullCheckWork;
+    if (!gpu) peak = cpu_peak_gflops(threads);
+    else peak = gpu_hooks()->peak_gflops();
+
+    std::printf("# %s (%s) on %s, peak %.1f GFLOP/s measured; check: %s\n", info.step, info.title, device.c_str(),
+                peak, full ? "elementwise vs reference" : "randomized (Freivalds)");
+    std::printf("%-8s %-16s %-9s %6s %6s %6s %4s %11s %10s %8s  %s\n", "step", "variant", "impl", "m", "n", "k",
+                "thr", "median_s", "GFLOP/s", "%peak", "check");
+    TimingOptions topts;
+    topts.min_reps = o.reps;
+    topts.min_time_s = o.min_time_s;
+    for (const Variant* v : chosen) {
+      Record r;
+      r.step = info.step;
+      r.variant = v->name;
+      r.impl = v->impl;
+      r.m = o.m, r.n = o.n, r.k = o.k;
+      r.threads = threads;
+      r.peak_gflops = peak;
+      r.device = device;
+      if (!params.tile.empty()) {
+        std::string t;
+        for (auto x : params.tile) t += (t.empty() ? "tile=" : "x") + std::to_string(x);
+        r.note = t;
+      }
+      try {
+        Timing t;
+        if (gpu) {
+          t = gpu_hooks()->run(*v, kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.view(), params, topts);
+        } else {
+          // Validate on a fresh copy of C0 first; then time into the same buffer.
+          for (int64_t e = 0; e < C.size(); ++e) C.data()[e] = C0.data()[e];
+          v->run(GemmCall{kAlpha, A.cview(), B.cview(), kBeta, C.view(), &params, nullptr});
+        }
+        // (the GPU hook returns the C of its first, validated call)
+        const CheckResult chk = full ? check_against_reference(kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.cview())
+                                     : freivalds_check(kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.cview());
+        r.check = chk.ok ? "pass" : "fail";
+        if (!chk.ok) {
+          std::fprintf(stderr, "%s %s (%s): WRONG RESULT\n%s", info.step, v->name.c_str(), v->impl.c_str(),
+                       chk.report.c_str());
+          if (status == kExitOk) status = kExitCheckFailed;
+        }
+        if (!gpu) {
+          MatView cv = C.view();
+          t = time_host([&] { v->run(GemmCall{kAlpha, A.cview(), B.cview(), kBeta, cv, &params, nullptr}); }, topts);
+        }
+        r.median_s = t.median_s;
+        r.min_s = t.min_s;
+        r.max_s = t.max_s;
+        r.reps = t.reps;
+        r.gflops = gflops(o.m, o.n, o.k, t.median_s);
+      } catch (const Todo& e) {
+        r.check = "todo";
+        r.note = e.what();
+        if (status == kExitOk) status = kExitTodo;
+      } catch (const std::exception& e) {
+        r.check = "error";
+        r.note = e.what();
+        std::fprintf(stderr, "%s %s (%s): error: %s\n", info.step, v->name.c_str(), v->impl.c_str(), e.what());
+        if (status == kExitOk || status == kExitTodo) status = kExitError;
+      }
+      print_row(r);
+      rows.push_back(r);
+    }
+  } catch (const std::bad_alloc&) {
+    std::cerr << prog << ": error: cannot allocate the matrices for " << o.m << " x " << o.n << " x " << o.k << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << prog << ": error: " << e.what() << "\n";
+    return kExitError;
+  }
+  try {
+    if (!o.csv.empty()) append_csv(o.csv, rows);
+    if (!o.json.empty()) write_json(o.json, rows);
+  } catch (const std::exception& e) {
+    std::cerr << prog << ": error: " << e.what() << "\n";
+    return kExitError;
+  }
+  return status;
+}
+
+}  // namespace lab

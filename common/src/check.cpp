@@ -1,0 +1,225 @@
+// Elementwise and randomized checks with the bound derived in lab/check.hpp.
+#include "lab/check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "lab/gemm_args.hpp"
+
+namespace lab {
+namespace {
+
+constexpr double kEps = std::numeric_limits<double>::epsilon();  // 2^-52
+constexpr int kShowMismatches = 8;
+constexpr int64_t kMapCells = 16;  // the block map is at most 16 x 16 characters
+
+// |alpha| (|A||B|) + |beta| |C0|, the magnitude the rounding error scales with.
+Matrix magnitude(double alpha, ConstMatView A, ConstMatView B, double beta, ConstMatView C0) {
+  const int64_t m = C0.rows, n = C0.cols, k = A.cols;
+  Matrix mag(m, n);
+#pragma omp parallel for schedule(static)
+  for (int64_t j = 0; j < n; ++j) {
+    double* g = mag.data() + j * mag.ld();
+    for (int64_t i = 0; i < m; ++i) g[i] = beta == 0.0 ? 0.0 : std::fabs(beta) * std::fabs(C0(i, j));
+    if (alpha == 0.0) continue;
+    for (int64_t p = 0; p < k; ++p) {
+      const double b = std::fabs(alpha) * std::fabs(B(p, j));
+      const double* a = A.data + p * A.ld;
+      for (int64_t i = 0; i < m; ++i) g[i] += std::fabs(a[i]) * b;
+    }
+  }
+  return mag;
+}
+
+std::string block_map(int64_t m, int64_t n, const std::vector<char>& bad) {
+  const int64_t bm = std::max<int64_t>(1, (m + kMapCells - 1) / kMapCells);
+  const int64_t bn = std::max<int64_t>(1, (n + kMapCells - 1) / kMapCells);
+  std::ostringstream out;
+  out << "block map (" << bm << " x " << bn << " elements per character; '.' right, 'X' wrong, 'N' NaN/Inf):\n";
+  for (int64_t bi = 0; bi * bm < m; ++bi) {
+    out << "  ";
+    for (int64_t bj = 0; bj * bn < n; ++bj) {
+      char c = '.';
+      for (int64_t j = bj * bn; j < std::min(n, (bj + 1) * bn); ++j)
+        for (int64_t i = bi * bm; i < std::min(m, (bi + 1) * bm); ++i) {
+          const char v = bad[i + j * m];
+          if (v == 'N') c = 'N';
+          else if (v == 'X' && c == '.') c = 'X';
+        }
+      out << c;
+    }
+    out << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace
+
+CheckResult check_gemm(double alpha, ConstMatView A, ConstMatView B, double beta, ConstMatView C0,
+                       ConstMatView C, ConstMatView C_ref) {
+  check_gemm_args(A, B, C0);
+  const int64_t m = C.rows, n = C.cols, k = A.cols;
+  CheckResult r;
+  if (m == 0 || n == 0) return r;
+  const Matrix mag = magnitude(alpha, A, B, beta, C0);
+  const double scale = kBoundConstant * double(k + 2) * kEps;
+  std::vector<char> bad(static_cast<size_t>(m * n), 0);
+  std::ostringstream first;
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t i = 0; i < m; ++i) {
+      const double got = C(i, j), want = C_ref(i, j);
+      const double bound = scale * mag(i, j);
+      const double err = std::fabs(got - want);
+      bool wrong;
+      char kind = 'X';
+      if (!std::isfinite(got) && std::isfinite(want)) {
+        wrong = true;
+        kind = 'N';
+      } else if (std::isnan(want)) {
+        wrong = !std::isnan(got);  // the reference itself is NaN (NaN/Inf inputs): so must C be
+      } else if (!std::isfinite(want)) {
+        wrong = got != want;
+      } else {
+        wrong = !(err <= bound);
+        if (bound > 0) r.worst_ratio = std::max(r.worst_ratio, err / bound);
+        else if (err > 0) r.worst_ratio = std::numeric_limits<double>::infinity();
+      }
+      ++r.checked;
+      if (wrong) {
+        bad[i + j * m] = kind;
+        if (r.mismatches < kShowMismatches)
+          first << "  C(" << i << "," << j << ") = " << got << ", want " << want << " (|diff| " << err
+                << " > bound " << bound << ")\n";
+        ++r.mismatches;
+      }
+    }
+  }
+  if (r.mismatches) {
+    r.ok = false;
+    std::ostringstream rep;
+    rep.precision(17);
+    rep << r.mismatches << " of " << r.checked << " elements of C (" << m << " x " << n
+        << ") are outside the bound " << kBoundConstant << " * (k+2) * eps * (|alpha||A||B| + |beta||C0|)"
+        << ", k = " << k << ":\n"
+        << first.str();
+    if (r.mismatches > kShowMismatches) rep << "  ...\n";
+    rep << block_map(m, n, bad);
+    r.report = rep.str();
+  }
+  return r;
+}
+
+CheckResult check_against_reference(double alpha, ConstMatView A, ConstMatView B, double beta, ConstMatView C0,
+                                    ConstMatView C) {
+  Matrix ref(C0.rows, C0.cols);
+  for (int64_t j = 0; j < C0.cols; ++j)
+    for (int64_t i = 0; i < C0.rows; ++i) ref(i, j) = C0(i, j);
+  reference_gemm(alpha, A, B, beta, ref.view());
+  return check_gemm(alpha, A, B, beta, C0, C, ref.view());
+}
+
+CheckResult freivalds_check(double alpha, ConstMatView A, ConstMatView B, double beta, ConstMatView C0,
+                            ConstMatView C, int trials, uint64_t seed) {
+  check_gemm_args(A, B, C0);
+  const int64_t m = C.rows, n = C.cols, k = A.cols;
+  CheckResult r;
+  if (m == 0 || n == 0) return r;
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  // Each of C x, A (B x) and C0 x is a sum of at most n + k products; the
+  // bound covers the rounding of all three (see check.hpp for the form).
+  const double scale = kBoundConstant * double(n + k + 2) * kEps;
+  std::vector<double> x(n), y(k), ay(m), ya(k), aay(m), cx(m), acx(m), c0x(m), ac0x(m);
+  std::ostringstream first;
+  for (int t = 0; t < trials; ++t) {
+    for (auto& v : x) v = dist(gen);
+    // y = B x, ya = |B| |x|
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < k; ++p) {
+      double s = 0, sa = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        s += B(p, j) * x[j];
+        sa += std::fabs(B(p, j)) * std::fabs(x[j]);
+      }
+      y[p] = s;
+      ya[p] = sa;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; ++i) {
+      double s = 0, sa = 0, c = 0, ca = 0, c0 = 0, c0a = 0;
+      if (alpha != 0.0)
+        for (int64_t p = 0; p < k; ++p) {
+          s += A(i, p) * y[p];
+          sa += std::fabs(A(i, p)) * ya[p];
+        }
+      for (int64_t j = 0; j < n; ++j) {
+        c += C(i, j) * x[j];
+        ca += std::fabs(C(i, j)) * std::fabs(x[j]);
+        if (beta != 0.0) {
+          c0 += C0(i, j) * x[j];
+          c0a += std::fabs(C0(i, j)) * std::fabs(x[j]);
+        }
+      }
+      ay[i] = s;
+      aay[i] = sa;
+      cx[i] = c;
+      acx[i] = ca;
+      c0x[i] = c0;
+      ac0x[i] = c0a;
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      const double want = (alpha == 0.0 ? 0.0 : alpha * ay[i]) + (beta == 0.0 ? 0.0 : beta * c0x[i]);
+      const double bound =
+          scale * ((alpha == 0.0 ? 0.0 : std::fabs(alpha) * aay[i]) + (beta == 0.0 ? 0.0 : std::fabs(beta) * ac0x[i]) +
+                   acx[i]);
+      const double err = std::fabs(cx[i] - want);
+      ++r.checked;
+      if (!(err <= bound) && std::isfinite(want)) {
+        if (r.mismatches < kShowMismatches)
+          first << "  trial " << t << ": (C x)(" << i << ") = " << cx[i] << ", want " << want << " (|diff| " << err
+                << " > bound " << bound << ")\n";
+        ++r.mismatches;
+      } else if (bound > 0) {
+        r.worst_ratio = std::max(r.worst_ratio, err / bound);
+      }
+    }
+  }
+  if (r.mismatches) {
+    r.ok = false;
+    std::ostringstream rep;
+    rep.precision(17);
+    rep << "randomized check (Freivalds, " << trials << " trials): " << r.mismatches << " of " << r.checked
+        << " rows of C x disagree with alpha A (B x) + beta C0 x; the rows hold the wrong elements:\n"
+        << first.str();
+    r.report = rep.str();
+  }
+  return r;
+}
+
+bool guards_intact(const Matrix& full, int64_t i0, int64_t j0, int64_t m, int64_t n, double guard,
+                   std::string* where) {
+  for (int64_t j = 0; j < full.cols(); ++j) {
+    for (int64_t i = 0; i < full.ld(); ++i) {
+      const bool inside = i >= i0 && i < i0 + m && j >= j0 && j < j0 + n;
+      if (inside) continue;
+      const double v = full.data()[i + j * full.ld()];
+      if (std::memcmp(&v, &guard, sizeof v) != 0) {
+        if (where) {
+          std::ostringstream o;
+          o << "guard cell (" << i << "," << j << ") of the " << full.ld() << " x " << full.cols()
+            << " buffer around C (C is at (" << i0 << "," << j0 << "), " << m << " x " << n << ") was changed to " << v;
+          *where = o.str();
+        }
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace lab

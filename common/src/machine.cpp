@@ -1,0 +1,166 @@
+// What the harness reads off the machine: cache sizes, SIMD level, FMA peak.
+#include "lab/machine.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define LAB_X86 1
+#endif
+
+namespace lab {
+namespace {
+
+int64_t parse_size(const std::string& s) {
+  if (s.empty()) return 0;
+  int64_t v = 0;
+  size_t i = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
+  if (i < s.size() && (s[i] == 'K' || s[i] == 'k')) v <<= 10;
+  else if (i < s.size() && (s[i] == 'M' || s[i] == 'm')) v <<= 20;
+  return v;
+}
+
+std::string read_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+// The probe: many independent FMA chains (more than the FMA latency times the
+// number of FMA ports), so the loop runs at the FMA throughput of one core.
+// Each function is compiled for its instruction set and picked at run time.
+constexpr long kIters = 1 << 22;
+
+double fma_generic(long iters) {
+  double a[16], x = 1.0000001, y = 0.9999999;
+  for (int i = 0; i < 16; ++i) a[i] = i;
+  for (long it = 0; it < iters; ++it)
+    for (int i = 0; i < 16; ++i) a[i] = a[i] * x + y;
+  double s = 0;
+  for (double v : a) s += v;
+  return s;
+}
+
+#ifdef LAB_X86
+__attribute__((target("avx2,fma"))) double fma_avx2(long iters) {
+  __m256d acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_pd(i);
+  const __m256d x = _mm256_set1_pd(1.0000001), y = _mm256_set1_pd(0.9999999);
+  for (long it = 0; it < iters; ++it)
+    for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_pd(acc[i], x, y);
+  double out[4], s = 0;
+  for (int i = 0; i < 12; ++i) {
+    _mm256_storeu_pd(out, acc[i]);
+    s += out[0] + out[1] + out[2] + out[3];
+  }
+  return s;
+}
+
+__attribute__((target("avx512f"))) double fma_avx512(long iters) {
+  __m512d acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_pd(i);
+  const __m512d x = _mm512_set1_pd(1.0000001), y = _mm512_set1_pd(0.9999999);
+  for (long it = 0; it < iters; ++it)
+    for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_pd(acc[i], x, y);
+  double out[8], s = 0;
+  for (int i = 0; i < 16; ++i) {
+    _mm512_storeu_pd(out, acc[i]);
+    for (double v : out) s += v;
+  }
+  return s;
+}
+#endif
+
+// Runs the probe and returns FLOP per second on one thread.
+double probe_one(const std::string& level, long iters) {
+  volatile double sink = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  double flops;
+#ifdef LAB_X86
+  if (level == "avx512") {
+    sink = fma_avx512(iters);
+    flops = 2.0 * 16 * 8 * double(iters);
+  } else if (level == "avx2") {
+    sink = fma_avx2(iters);
+    flops = 2.0 * 12 * 4 * double(iters);
+  } else
+#endif
+  {
+    sink = fma_generic(iters);
+    flops = 2.0 * 16 * double(iters);
+  }
+  (void)sink;
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return flops / s;
+}
+
+}  // namespace
+
+CacheInfo cache_info() {
+  CacheInfo c;
+  const std::string base = "/sys/devices/system/cpu/cpu0/cache/index";
+  for (int idx = 0; idx < 8; ++idx) {
+    const std::string dir = base + std::to_string(idx) + "/";
+    const std::string level = read_line(dir + "level"), type = read_line(dir + "type");
+    const int64_t size = parse_size(read_line(dir + "size"));
+    if (level.empty() || size <= 0) continue;
+    if (level == "1" && type == "Data") c.l1d = size;
+    if (level == "2") c.l2 = size;
+    if (level == "3") c.l3 = size;
+    const int64_t line = parse_size(read_line(dir + "coherency_line_size"));
+    if (line > 0) c.line = line;
+  }
+  return c;
+}
+
+std::string cpu_simd_level() {
+#ifdef LAB_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return "avx512";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
+#endif
+  return "generic";
+}
+
+int max_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+double cpu_peak_gflops(int threads) {
+  static std::mutex mu;
+  static std::map<int, double> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  if (threads < 1) threads = 1;
+  if (auto it = cache.find(threads); it != cache.end()) return it->second;
+  const std::string level = cpu_simd_level();
+  // Warm up (clocks ramp, pages fault), then the best of three short probes.
+  long iters = kIters / 16;
+  probe_one(level, iters);
+  double best = 0;
+  for (int r = 0; r < 3; ++r) {
+    double total = 0;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+#endif
+    total += probe_one(level, iters);
+    best = total > best ? total : best;
+  }
+  const double gf = best / 1e9;
+  cache[threads] = gf;
+  return gf;
+}
+
+}  // namespace lab

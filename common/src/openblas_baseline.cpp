@@ -1,0 +1,23 @@
+// OpenBLAS's dgemm as the CPU baseline ("vendor" BLAS) of every CPU step.
+#include <cblas.h>
+
+#include "lab/gemm_args.hpp"
+#include "lab/registry.hpp"
+
+namespace {
+
+void openblas_dgemm(const lab::GemmCall& c) {
+  lab::check_gemm_args(c.A, c.B, c.C);
+  if (c.C.rows == 0 || c.C.cols == 0) return;
+  // OpenBLAS keeps its own thread pool; give it the thread count of the run.
+  if (c.params && c.params->threads > 0) openblas_set_num_threads(c.params->threads);
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(c.C.rows),
+              static_cast<blasint>(c.C.cols), static_cast<blasint>(c.A.cols), c.alpha, c.A.data,
+              static_cast<blasint>(c.A.ld), c.B.data, static_cast<blasint>(c.B.ld), c.beta, c.C.data,
+              static_cast<blasint>(c.C.ld));
+}
+
+LAB_REGISTER_VARIANT({"vendor", "openblas", "baseline", lab::Backend::cpu, &openblas_dgemm,
+                      "OpenBLAS cblas_dgemm (the vendor baseline)"});
+
+}  // namespace

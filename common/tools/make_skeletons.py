@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Write every step's student skeleton from its solution.
+
+The solution file is the single source. Inside it, each part the student
+writes is marked:
+
+    // LAB:SOLUTION-BEGIN  <hint shown in the skeleton as a TODO comment>
+       ...solution code...
+    // LAB:SKELETON
+       ...what the student starts from, e.g. LAB_TODO("tile the loops");
+    // LAB:SOLUTION-END
+
+solutions/stepNN_x/<path> becomes stepNN_x/<path>: everything outside the
+markers is copied, each marked block is replaced by its hint (as a
+`// TODO:` comment) and its skeleton part.
+
+    make_skeletons.py           write the skeletons
+    make_skeletons.py --check   exit 1 (and show a diff) when a committed skeleton is stale
+    make_skeletons.py --strip IN OUT
+                                write the solution as the compiler sees it: the
+                                skeleton parts blanked (line numbers kept, and a
+                                #line directive so errors point at IN)
+"""
+import argparse
+import difflib
+import pathlib
+import re
+import sys
+
+SOURCE_SUFFIXES = {".cpp", ".hpp", ".h", ".cu", ".cuh", ".cc"}
+BEGIN = re.compile(r"^(\s*)//\s*LAB:SOLUTION-BEGIN\b\s*(.*?)\s*$")
+SKELETON = re.compile(r"^\s*//\s*LAB:SKELETON\s*$")
+END = re.compile(r"^\s*//\s*LAB:SOLUTION-END\s*$")
+
+
+class MarkerError(Exception):
+    pass
+
+
+def skeleton_of(text, name):
+    out = []
+    state = "outside"  # outside -> solution -> skeleton -> outside
+    begin_line = 0
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        b, s, e = BEGIN.match(line), SKELETON.match(line), END.match(line)
+        if state == "outside":
+            if s or e:
+                raise MarkerError(f"{name}:{number}: marker outside a LAB:SOLUTION-BEGIN block")
+            if b:
+                state, begin_line = "solution", number
+                indent, hint = b.group(1), b.group(2)
+                if hint:
+                    out.append(f"{indent}// TODO: {hint}\n")
+            else:
+                out.append(line)
+        elif state == "solution":
+            if b:
+                raise MarkerError(f"{name}:{number}: LAB:SOLUTION-BEGIN inside the block begun at line {begin_line}")
+            if s:
+                state = "skeleton"
+            elif e:
+                state = "outside"
+        else:  # skeleton
+            if b or s:
+                raise MarkerError(f"{name}:{number}: unexpected marker in the block begun at line {begin_line}")
+            if e:
+                state = "outside"
+            else:
+                out.append(line)
+    if state != "outside":
+        raise MarkerError(f"{name}:{begin_line}: LAB:SOLUTION-BEGIN without LAB:SOLUTION-END")
+    return "".join(out)
+
+
+def solution_of(text, name):
+    """The solution with marker and skeleton lines blanked, line numbers kept."""
+    skeleton_of(text, name)  # validates the markers
+    out = []
+    in_skeleton = False
+    for line in text.splitlines(keepends=True):
+        if BEGIN.match(line) or END.match(line):
+            in_skeleton = False
+            out.append("\n")
+        elif SKELETON.match(line):
+            in_skeleton = True
+            out.append("\n")
+        else:
+            out.append("\n" if in_skeleton else line)
+    return "".join(out)
+
+
+def strip(src, dst):
+    src, dst = pathlib.Path(src).resolve(), pathlib.Path(dst)
+    try:
+        body = solution_of(src.read_text(), str(src))
+    except MarkerError as err:
+        print(f"make_skeletons: error: {err}", file=sys.stderr)
+        return 2
+    text = f'#line 1 "{src}"\n' + body
+    if not dst.exists() or dst.read_text() != text:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_text(text)
+    return 0
+
+
+def pairs(root):
+    solutions = root / "solutions"
+    if not solutions.is_dir():
+        return
+    for path in sorted(solutions.rglob("*")):
+        if path.is_file() and path.suffix in SOURCE_SUFFIXES:
+            rel = path.relative_to(solutions)
+            yield path, root / rel
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="only compare; exit 1 when a skeleton is stale")
+    parser.add_argument("--strip", nargs=2, metavar=("IN", "OUT"), help="write IN without its skeleton parts to OUT")
+    parser.add_argument("--root", default=pathlib.Path(__file__).resolve().parents[2], type=pathlib.Path)
+    args = parser.parse_args()
+    if args.strip:
+        return strip(*args.strip)
+    stale = []
+    count = 0
+    for solution, skeleton in pairs(args.root):
+        count += 1
+        try:
+            want = skeleton_of(solution.read_text(), str(solution.relative_to(args.root)))
+        except MarkerError as err:
+            print(f"make_skeletons: error: {err}", file=sys.stderr)
+            return 2
+        have = skeleton.read_text() if skeleton.exists() else None
+        if have == want:
+            continue
+        rel = skeleton.relative_to(args.root)
+        if args.check:
+            stale.append(str(rel))
+            diff = difflib.unified_diff((have or "").splitlines(True), want.splitlines(True),
+                                        f"{rel} (committed)", f"{rel} (from solutions/)")
+            sys.stdout.writelines(list(diff)[:60])
+        else:
+            skeleton.parent.mkdir(parents=True, exist_ok=True)
+            skeleton.write_text(want)
+            print(f"wrote {rel}")
+    if stale:
+        print(f"make_skeletons: {len(stale)} skeleton(s) out of date: {', '.join(stale)}\n"
+              f"  run: python3 common/tools/make_skeletons.py", file=sys.stderr)
+        return 1
+    if args.check:
+        print(f"make_skeletons: all {count} skeleton(s) match their solutions")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
