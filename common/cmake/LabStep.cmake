@@ -29,24 +29,21 @@
 # them as skipped, never as passed.
 
 function(lab_target_warnings target)
-  get_target_property(_type ${target} TYPE)
   set(_w -Wall -Wextra)
   if(LAB_WERROR)
     list(APPEND _w -Werror)
   endif()
   target_compile_options(${target} PRIVATE
-    $<$<COMPILE_LANGUAGE:CXX>:${_w}>
+    "$<$<COMPILE_LANGUAGE:CXX>:${_w}>"
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
   if(LAB_NATIVE)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native>
                                              $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-march=native>)
   endif()
   if(LAB_SANITIZE)
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${LAB_SANITIZE} -fno-omit-frame-pointer>)
-    target_link_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${LAB_SANITIZE}>)
-    if(NOT _type STREQUAL "OBJECT_LIBRARY" AND NOT _type STREQUAL "STATIC_LIBRARY")
-      target_link_options(${target} PRIVATE -fsanitize=${LAB_SANITIZE})
-    endif()
+    # Link flags come with lab_common (common/CMakeLists.txt) to every executable.
+    target_compile_options(${target} PRIVATE
+      "$<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${LAB_SANITIZE};-fno-sanitize-recover=all;-fno-omit-frame-pointer>")
   endif()
 endfunction()
 
