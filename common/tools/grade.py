@@ -5,7 +5,8 @@ Gradescope-style results.json for machines.
     grade.py JUNIT.xml --points common/grading.toml --md grade.md --json results.json
 
 Each ctest test belongs to the step named by its first word (step03.student...);
-the step's points (grading.toml) are split evenly over its tests. Tests of no
+the step's points (grading.toml) are split evenly over its tests, and a failing
+test earns the fraction of its GoogleTest cases that passed. Tests of no
 step (the harness's own) are listed with no points.
 """
 import argparse
@@ -51,7 +52,12 @@ def read_junit(path):
             result = "failed"
         else:
             result = "passed"
-        tests.append({"name": name, "result": result, "output": out[-4000:]})
+        # GoogleTest's own summary gives partial credit within one ctest test.
+        ran = sum(int(n) for n in re.findall(r"\[==========\] (\d+) tests? from \d+ test suites? ran", out))
+        passed = sum(int(n) for n in re.findall(r"\[  PASSED  \] (\d+) tests?", out))
+        fraction = 1.0 if result == "passed" else (passed / ran if result == "failed" and ran else 0.0)
+        tests.append({"name": name, "result": result, "fraction": fraction, "output": out[-4000:],
+                      "cases": f"{passed}/{ran} cases" if ran else ""})
     return tests
 
 
@@ -75,15 +81,16 @@ def main():
         share = points.get(step, 0.0) / len(by_step[step])
         got = 0.0
         for t in by_step[step]:
-            score = share if t["result"] == "passed" else 0.0
+            score = share * t["fraction"] if t["result"] != "skipped" else 0.0
             got += score
             results.append({"name": t["name"], "score": round(score, 3), "max_score": round(share, 3),
-                            "status": t["result"], "output": t["output"]})
+                            "status": t["result"], "cases": t["cases"], "output": t["output"]})
         total += got
         possible += points.get(step, 0.0)
         rows.append((step, got, points.get(step, 0.0), by_step[step]))
     for t in by_step.get(None, []):
-        results.append({"name": t["name"], "score": 0, "max_score": 0, "status": t["result"], "output": t["output"]})
+        results.append({"name": t["name"], "score": 0, "max_score": 0, "status": t["result"], "cases": t["cases"],
+                        "output": t["output"]})
     with open(args.json, "w") as f:
         json.dump({"score": round(total, 3), "max_score": round(possible, 3), "tests": results,
                    "output": f"{total:.1f} / {possible:.1f} points"}, f, indent=2)
@@ -95,7 +102,8 @@ def main():
     lines += ["", "## Tests", ""]
     for r in results:
         mark = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}[r["status"]]
-        lines.append(f"- {mark} `{r['name']}` ({r['score']:.2f} / {r['max_score']:.2f})")
+        cases = f", {r['cases']}" if r["cases"] else ""
+        lines.append(f"- {mark} `{r['name']}` ({r['score']:.2f} / {r['max_score']:.2f}{cases})")
     failing = [r for r in results if r["status"] == "failed"]
     if failing:
         lines += ["", "## What failed", ""]

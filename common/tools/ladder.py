@@ -79,7 +79,9 @@ def main():
     except ImportError:
         print("ladder: matplotlib is not installed; no PNG (apt-get install python3-matplotlib)", file=sys.stderr)
         return 0
-    shown = [r for r in rows if r["check"] == "pass"]
+    # CPU steps, then their vendor bar, then GPU steps and theirs.
+    shown = sorted((r for r in rows if r["check"] == "pass"),
+                   key=lambda r: (is_gpu(r), r["variant"] in VENDORS, r["step"], r["threads"]))
     fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(shown) + 2), 4.8))
     colors = ["#7f7f7f" if r["variant"] in VENDORS else ("#d62728" if is_gpu(r) else "#1f77b4") for r in shown]
     bars = ax.bar(range(len(shown)), [r["gflops"] for r in shown], color=colors)
@@ -91,7 +93,10 @@ def main():
     for b, r in zip(bars, shown):
         ax.annotate(f'{r["gflops"]:.1f}', (b.get_x() + b.get_width() / 2, b.get_height()), ha="center",
                     va="bottom", fontsize=8)
-    ax.set_title("gemm-lab ladder: DGEMM GFLOP/s by step (blue CPU, red GPU, grey vendor BLAS)")
+    ax.set_title("gemm-lab: the DGEMM ladder")
+    from matplotlib.patches import Patch
+    ax.legend(handles=[Patch(color="#1f77b4", label="CPU step"), Patch(color="#d62728", label="GPU step"),
+                       Patch(color="#7f7f7f", label="vendor BLAS")], loc="upper left", fontsize=8)
     ax.grid(axis="y", which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(args.png, dpi=120)
