@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "lab/matrix.hpp"
+#include "lab/timer.hpp"
 
 namespace lab::cuda {
 
@@ -51,7 +52,7 @@ struct DeviceInfo {
   std::string name;
   int cc_major = 0, cc_minor = 0;  ///< compute capability
   int sm_count = 0;
-  size_t smem_optin = 0;           ///< shared memory one block may opt in to, bytes
+  size_t smem_optin = 0;  ///< shared memory one block may opt in to, bytes
 };
 const DeviceInfo& device_info();  ///< of the current device; throws without one
 
@@ -72,7 +73,8 @@ class DeviceBuffer {
   ~DeviceBuffer() {
     if (ptr_) cudaFree(ptr_);  // never throws from a destructor; a failure here changes nothing
   }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     std::swap(ptr_, o.ptr_);
     std::swap(count_, o.count_);
@@ -161,13 +163,22 @@ class DeviceMatrix {
   DeviceBuffer<double> buf_;
 };
 
+// ---- timing ----------------------------------------------------------------
+
+/// Times `queue_work` (which queues GPU work on `stream` and returns) with
+/// device events: opts.warmup untimed calls, then calls timed one at a time
+/// until opts.min_reps and opts.min_time_s are both reached (or opts.max_reps).
+Timing time_device(const std::function<void()>& queue_work, cudaStream_t stream,
+                   const TimingOptions& opts = {});
+
 // ---- the kernel contract on the device -----------------------------------
 
 /// The early exits of lab/gemm_args.hpp on device views: m == 0 or n == 0:
 /// nothing; alpha == 0 or k == 0: C <- beta * C on `stream` (beta == 0 writes
 /// zeros without reading C), A and B untouched. Returns true when the caller
 /// is done. Call lab::check_gemm_args first.
-bool gemm_quick_return(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, cudaStream_t stream);
+bool gemm_quick_return(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
+                       cudaStream_t stream);
 
 /// C <- beta * C over the m x n region of a device view (beta == 0: zeros, C not read).
 void scale_c(double beta, MatView C, cudaStream_t stream);
