@@ -1,0 +1,43 @@
+// step04_simd — TODO for the student: packing A and B into micro-panels.
+//
+// What to do: fill in the two marked places below (the layouts are in
+// step04_simd/microkernel.hpp and drawn in the handout).
+// Test:   ctest --test-dir build/student -L step04 --output-on-failure
+//
+// Why pack: the micro-kernel then reads A and B strictly in order, at unit
+// stride, from a few contiguous pages, whatever the leading dimensions are, and
+// the zeros past the edge of the matrix let it run full tiles everywhere.
+#include <algorithm>
+
+#include "lab/todo.hpp"
+#include "microkernel.hpp"
+
+void lab::step04::pack_a(double alpha, ConstMatView A, int mr, double* dst) {
+  // LAB:SOLUTION-BEGIN  for each panel of mr rows, for each p: the mr values alpha * A(i0.., p), zeros past A.rows
+  // alpha is folded in here: mb * kb multiplications per packed block, none in the kernel.
+  for (int64_t i0 = 0; i0 < A.rows; i0 += mr) {
+    const int64_t rows = std::min<int64_t>(mr, A.rows - i0);
+    for (int64_t p = 0; p < A.cols; ++p, dst += mr) {
+      const double* src = &A(i0, p);
+      for (int64_t i = 0; i < rows; ++i) dst[i] = alpha * src[i];
+      for (int64_t i = rows; i < mr; ++i) dst[i] = 0.0;
+    }
+  }
+  // LAB:SKELETON
+  LAB_TODO("step04 pack_a: mr x kb panels of alpha * A, zero-padded");
+  // LAB:SOLUTION-END
+}
+
+void lab::step04::pack_b(ConstMatView B, int nr, double* dst) {
+  // LAB:SOLUTION-BEGIN  for each panel of nr columns, for each p: the nr values B(p, j0..), zeros past B.cols
+  for (int64_t j0 = 0; j0 < B.cols; j0 += nr) {
+    const int64_t cols = std::min<int64_t>(nr, B.cols - j0);
+    for (int64_t p = 0; p < B.rows; ++p, dst += nr) {
+      for (int64_t j = 0; j < cols; ++j) dst[j] = B(p, j0 + j);
+      for (int64_t j = cols; j < nr; ++j) dst[j] = 0.0;
+    }
+  }
+  // LAB:SKELETON
+  LAB_TODO("step04 pack_b: kb x nr panels of B, zero-padded");
+  // LAB:SOLUTION-END
+}

@@ -1,0 +1,40 @@
+// step04_simd — TODO for the student: the AVX-512 micro-kernel.
+//
+// What to do: fill in the marked place below (the contract is in
+// step04_simd/microkernel.hpp, the register budget in the handout).
+// Test:   ctest --test-dir build/student -L step04 --output-on-failure
+//
+// The tile is 16 x 14: a column of 16 doubles is two zmm registers, so the
+// tile of C takes 2 * 14 = 28 of the 32 zmm registers; the other four hold the
+// two zmm of A and a broadcast value of B. Each step of p loads 2 vectors of A
+// and 14 values of B for 28 multiply-adds: two loads per cycle keep both FMA
+// units busy, and 28 independent accumulators hide the 4-cycle FMA latency.
+#include "microkernel.hpp"
+
+#include "lab/todo.hpp"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+
+namespace {
+
+constexpr int kMr = 16, kNr = 14;
+static_assert(kMr <= lab::step04::kMaxMr && kNr <= lab::step04::kMaxNr, "edge tiles need a buffer of kMaxMr x kMaxNr");
+
+// The target attribute lets the compiler use AVX-512 here whatever the flags of
+// the rest of the build; dispatch.cpp calls this only on a CPU that has it.
+__attribute__((target("avx512f"))) void kernel(int64_t kc, const double* a, const double* b, double beta,
+                                               double* c, int64_t ldc) {
+  // TODO: 28 zmm accumulators (2 per column of the tile); per p: load 2 of A, broadcast 14 of B, 28 FMAs; then store with beta
+  LAB_TODO("step04 AVX-512 micro-kernel: 16 x 14 tile in 28 zmm registers");
+}
+
+}  // namespace
+
+lab::step04::MicroKernel lab::step04::microkernel_avx512() { return {Isa::avx512, kMr, kNr, &kernel}; }
+
+#else
+
+lab::step04::MicroKernel lab::step04::microkernel_avx512() { return {Isa::avx512, 16, 14, nullptr}; }
+
+#endif

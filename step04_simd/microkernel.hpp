@@ -1,0 +1,49 @@
+// step04_simd internals: the micro-kernel contract and the packing routines.
+//
+// The contract (as in BLIS). A micro-kernel gets
+//   a: a packed MR x kc panel of A: for p = 0..kc-1, the MR values A(i0.., p) in a row;
+//   b: a packed kc x NR panel of B: for p = 0..kc-1, the NR values B(p, j0..) in a row;
+//   c: an MR x NR tile of C, column-major with leading dimension ldc,
+// and computes C <- a * b + beta * C. With beta == 0 it never reads C (C may
+// hold NaN). The A panel is 64-byte aligned, the B panel 8-byte aligned
+// (broadcasts need no more); kc may be any size >= 1.
+#pragma once
+
+#include <cstdint>
+
+#include "lab/matrix.hpp"
+#include "simd.hpp"
+
+namespace lab::step04 {
+inline namespace LAB_IMPL_NS {
+
+using MicroKernelFn = void (*)(int64_t kc, const double* a, const double* b, double beta, double* c,
+                               int64_t ldc);
+
+/// The largest tile any kernel uses (edge tiles go through a buffer this big).
+constexpr int kMaxMr = 16, kMaxNr = 14;
+
+struct MicroKernel {
+  Isa isa;
+  int mr, nr;        ///< the tile of C the kernel keeps in registers
+  MicroKernelFn fn;  ///< nullptr where the build cannot have this kernel (non-x86)
+};
+
+// One per Isa, each in its own file (kernel_<isa>.cpp).
+MicroKernel microkernel_generic();
+MicroKernel microkernel_avx2();
+MicroKernel microkernel_avx512();
+
+/// The kernel of `isa` (the caller has checked isa_supported).
+MicroKernel microkernel(Isa isa);
+
+/// Packs alpha * A (an mb x kb block) into ceil(mb / mr) panels of mr x kb, one
+/// after the other; rows past mb in the last panel are zero.
+void pack_a(double alpha, ConstMatView A, int mr, double* dst);
+
+/// Packs B (a kb x nb block) into ceil(nb / nr) panels of kb x nr, one after the
+/// other; columns past nb in the last panel are zero.
+void pack_b(ConstMatView B, int nr, double* dst);
+
+}  // namespace LAB_IMPL_NS
+}  // namespace lab::step04

@@ -1,0 +1,132 @@
+// step04_simd — TODO for the student: the five loops around the micro-kernel.
+//
+// What to do: fill in the marked place in dgemm_with below: the JC, PC, IC,
+// JR and IR loops, the packing calls and the OpenMP split of the IC loop. The
+// pieces it calls are in pack.cpp and kernel_<isa>.cpp (TODOs too); the thread
+// shares and the edge tiles are done for you here. Read the handout first.
+// Test:   ctest --test-dir build/student -L step04 --output-on-failure
+// Time:   build/student/bin/step04_simd --n 2048 --threads 1 --impl student,baseline
+#include <omp.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "first_exception.hpp"
+#include "lab/gemm_args.hpp"
+#include "lab/todo.hpp"
+#include "microkernel.hpp"
+
+namespace {
+
+using lab::step04::MicroKernel;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// How the threads share the work. They form a tm x tn grid: tm split the rows of
+// C (the IC loop), each thread packing its own mc x kc blocks of A; when there
+// are fewer MR-row panels than threads, the tn threads of a row share split the
+// NR-column panels of B (the JR loop) as well. The kc x nc panel of B is packed
+// by all threads together and read by all.
+struct Plan {
+  MicroKernel uk;
+  int64_t kc, nc;  // clamped to the problem
+  int64_t rows_per_thread;
+  int threads, tm, tn;
+  int64_t mc_max;  // the largest A block a thread packs
+};
+
+Plan make_plan(const MicroKernel& uk, lab::step04::Blocking blk, int64_t m, int64_t n, int64_t k) {
+  Plan p{uk, std::min(blk.kc, k), std::min(round_up(blk.nc, uk.nr), round_up(n, uk.nr)), 0, 1, 1, 1, 0};
+  p.threads = omp_in_parallel() ? 1 : omp_get_max_threads();  // nested: this thread's share is the job
+  const int64_t row_panels = ceil_div(m, uk.mr);
+  p.tm = static_cast<int>(std::min<int64_t>(p.threads, row_panels));
+  p.tn = p.threads / p.tm;
+  p.rows_per_thread = round_up(ceil_div(m, p.tm), uk.mr);
+  p.mc_max = std::min(round_up(blk.mc, uk.mr), p.rows_per_thread);
+  return p;
+}
+
+// The part of the work that thread t does: rows [r0, r1) of C in IC blocks of
+// mc (balanced: every block of the thread about the same size, a multiple of MR),
+// and NR panels [q0, q1) of every packed panel of B with `panels` panels.
+struct Share {
+  int64_t r0, r1, mc;
+  int ti, tj;
+};
+
+[[maybe_unused]] Share share_of(const Plan& p, int t, int64_t m) {
+  Share s{0, 0, p.uk.mr, t / p.tn, t % p.tn};
+  if (s.ti >= p.tm) return s;  // an idle thread (threads not a multiple of tn)
+  s.r0 = std::min(m, s.ti * p.rows_per_thread);
+  s.r1 = std::min(m, s.r0 + p.rows_per_thread);
+  const int64_t blocks = std::max<int64_t>(1, ceil_div(s.r1 - s.r0, p.mc_max));
+  s.mc = round_up(ceil_div(s.r1 - s.r0, blocks), p.uk.mr);
+  return s;
+}
+
+[[maybe_unused]] std::pair<int64_t, int64_t> panels_of(const Plan& p, const Share& s, int64_t panels) {
+  if (s.ti >= p.tm) return {0, 0};
+  const int64_t per = ceil_div(panels, p.tn);
+  return {std::min(panels, s.tj * per), std::min(panels, (s.tj + 1) * per)};
+}
+
+// One MR x NR tile of C (or less, at the bottom and right edges).
+[[maybe_unused]] void run_tile(const MicroKernel& uk, int64_t kb, const double* a, const double* b, double beta, lab::MatView C) {
+  if (C.rows == uk.mr && C.cols == uk.nr) {
+    uk.fn(kb, a, b, beta, C.data, C.ld);
+    return;
+  }
+  // An edge tile: the kernel fills a whole tile in a buffer (the zeros of the
+  // packing make its extra rows and columns zero) and only the part inside C is
+  // copied out. At most one row and one column of tiles take this path.
+  alignas(64) double tile[lab::step04::kMaxMr * lab::step04::kMaxNr];
+  uk.fn(kb, a, b, 0.0, tile, uk.mr);
+  for (int64_t j = 0; j < C.cols; ++j) {
+    for (int64_t i = 0; i < C.rows; ++i) {
+      const double t = tile[i + j * uk.mr];
+      C(i, j) = beta == 0.0 ? t : t + beta * C(i, j);
+    }
+  }
+}
+
+}  // namespace
+
+void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa,
+                             Blocking blk) {
+  check_gemm_args(A, B, C);
+  if (!isa_supported(isa)) {
+    throw std::invalid_argument(std::string("isa: this CPU (or build) cannot run the ") + isa_name(isa) +
+                                " micro-kernel");
+  }
+  for (auto [value, name] : {std::pair{blk.mc, "blocking.mc"}, {blk.nc, "blocking.nc"}, {blk.kc, "blocking.kc"}}) {
+    if (value < 1) throw std::invalid_argument(std::string(name) + " must be >= 1, got " + std::to_string(value));
+  }
+  if (gemm_quick_return(alpha, A, B, beta, C)) return;
+  const int64_t m = C.rows, n = C.cols, k = A.cols;
+  const Plan plan = make_plan(microkernel(isa), blk, m, n, k);
+
+  // The packing buffers, allocated here and not inside the parallel region
+  // (an allocation failure there could not be reported): one B panel for all,
+  // one A block per thread.
+  Matrix b_pack(plan.kc * plan.nc, 1);
+  std::vector<Matrix> a_pack;
+  for (int t = 0; t < plan.threads; ++t) a_pack.emplace_back(plan.mc_max * plan.kc, 1);
+  FirstException error;
+
+  // TODO: #pragma omp parallel; JC by nc, PC by kc (omp for: pack_b; barrier), IC over this thread's rows (pack_a), JR, IR: run_tile
+  LAB_TODO("step04 dgemm_with: the five loops (JC, PC + pack B, IC + pack A, JR, IR) in an omp parallel region");
+  error.rethrow();
+}
+
+lab::step04::Blocking lab::step04::default_blocking(Isa isa) {
+  (void)isa;
+  return {192, 4088, 256};
+}
+
+void lab::step04::dgemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C) {
+  const Isa isa = best_isa();
+  dgemm_with(alpha, A, B, beta, C, isa, default_blocking(isa));
+}

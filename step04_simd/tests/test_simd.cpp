@@ -1,0 +1,180 @@
+// step04 tests: the shared kernel contract for dgemm (widest kernel, default
+// blocks) and for every kernel this CPU runs with small odd blocks (so every
+// loop takes several passes and every edge is hit), default blocks crossed on
+// a bigger shape, the thread split, nested calls, bad arguments, dispatch.
+#include <omp.h>
+
+#include <array>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "contract.hpp"
+#include "first_exception.hpp"
+#include "lab/check.hpp"
+#include "lab/machine.hpp"
+#include "simd.hpp"
+
+using lab::step04::Blocking;
+using lab::step04::Isa;
+
+LAB_CONTRACT_SUITE(Step04Simd, ::lab::testing::Subject{&lab::step04::dgemm});
+
+namespace {
+
+struct Problem {
+  lab::Matrix A, B, C0;
+  Problem(int64_t m, int64_t n, int64_t k, uint64_t seed) : A(m, k, m + 1), B(k, n, k + 2), C0(m, n, m + 3) {
+    A.fill_random(seed);
+    B.fill_random(seed + 1);
+    C0.fill_random(seed + 2);
+  }
+};
+
+// ---- the contract for every kernel, with blocks far smaller than the defaults
+struct KernelCase {
+  Isa isa;
+  Blocking blocking;
+  lab::testing::Case c;
+};
+
+const Blocking kTinyBlocks{1, 1, 5};     // one MR x NR tile per block, k in slices of 5
+const Blocking kOddBlocks{37, 45, 19};  // rounded up to multiples of MR and NR
+
+std::vector<KernelCase> kernel_cases() {
+  std::vector<KernelCase> out;
+  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic}) {
+    for (const Blocking& b : {kTinyBlocks, kOddBlocks}) {
+      for (const auto& c : lab::testing::contract_cases()) out.push_back({isa, b, c});
+    }
+  }
+  return out;
+}
+
+std::string kernel_case_name(const ::testing::TestParamInfo<KernelCase>& info) {
+  const KernelCase& k = info.param;
+  return std::string(lab::step04::isa_name(k.isa)) + (k.blocking.kc == kTinyBlocks.kc ? "_tiny_" : "_odd_") +
+         lab::testing::case_name(::testing::TestParamInfo<lab::testing::Case>(k.c, info.index));
+}
+
+class Step04Kernels : public ::testing::TestWithParam<KernelCase> {};
+
+}  // namespace
+
+TEST_P(Step04Kernels, MatchReference) {
+  const KernelCase& k = GetParam();
+  // A plain skip: the other kernels still run, so the whole test is not "skipped".
+  if (!lab::step04::isa_supported(k.isa)) GTEST_SKIP() << "this CPU cannot run " << lab::step04::isa_name(k.isa);
+  const lab::testing::Subject s{[&](double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta,
+                                    lab::MatView C) {
+    lab::step04::dgemm_with(alpha, A, B, beta, C, k.isa, k.blocking);
+  }};
+  lab::testing::run_contract_case(s, k.c, lab::testing::fresh_seed());
+}
+
+INSTANTIATE_TEST_SUITE_P(Contract, Step04Kernels, ::testing::ValuesIn(kernel_cases()), kernel_case_name);
+
+TEST(Step04Blocks, DefaultBlocksCrossedInEveryLoop) {
+  const uint64_t seed = lab::testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Isa isa = lab::step04::best_isa();
+  const Blocking d = lab::step04::default_blocking(isa);
+  // One more than a block in each dimension, plus a ragged edge.
+  const Problem p(d.mc + 7, d.nc + 5, d.kc + 3, seed);
+  lab::Matrix C = p.C0.clone();
+  lab::step04::dgemm(2.5, p.A.cview(), p.B.cview(), -1.0, C.view());
+  const auto r = lab::check_against_reference(2.5, p.A.cview(), p.B.cview(), -1.0, p.C0.cview(), C.cview());
+  EXPECT_TRUE(r.ok) << r.report;
+}
+
+TEST(Step04Threads, SameBitsForAnyThreadCount) {
+  const uint64_t seed = lab::testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Blocking blocks{32, 42, 40};
+  // A tall shape (threads split the rows) and a flat one with fewer row panels
+  // than threads (threads split the columns too, some stay idle).
+  for (auto [m, n, k] : {std::array<int64_t, 3>{150, 170, 90}, {20, 300, 70}}) {
+    SCOPED_TRACE("m " + std::to_string(m) + ", n " + std::to_string(n) + ", k " + std::to_string(k));
+    const Problem p(m, n, k, seed);
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    lab::Matrix one = p.C0.clone();
+    lab::step04::dgemm_with(1.0, p.A.cview(), p.B.cview(), 0.5, one.view(), lab::step04::best_isa(), blocks);
+    const auto r = lab::check_against_reference(1.0, p.A.cview(), p.B.cview(), 0.5, p.C0.cview(), one.cview());
+    EXPECT_TRUE(r.ok) << r.report;
+    for (int threads : {2, 3, 5, 8}) {
+      omp_set_num_threads(threads);
+      lab::Matrix many = p.C0.clone();
+      lab::step04::dgemm_with(1.0, p.A.cview(), p.B.cview(), 0.5, many.view(), lab::step04::best_isa(), blocks);
+      EXPECT_EQ(0, std::memcmp(one.data(), many.data(), sizeof(double) * one.size()))
+          << threads << " threads give other bits than one thread: a race, or a tile computed twice?";
+    }
+    omp_set_num_threads(saved);
+  }
+}
+
+TEST(Step04Threads, CalledFromInsideAParallelRegion) {
+  // As the MPI step and other callers with threads of their own do: each thread
+  // computes its own product, and dgemm must not start threads of its own.
+  const uint64_t seed = lab::testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  constexpr int kCallers = 3;
+  std::vector<Problem> problems;
+  std::vector<lab::Matrix> results;
+  for (int t = 0; t < kCallers; ++t) {
+    problems.emplace_back(40 + 9 * t, 33 + 5 * t, 29 + 3 * t, seed + 10 * t);
+    results.push_back(problems.back().C0.clone());
+  }
+  lab::FirstException error;
+#pragma omp parallel for num_threads(kCallers)
+  for (int t = 0; t < kCallers; ++t) {
+    error.run([&] { lab::step04::dgemm(1.0, problems[t].A.cview(), problems[t].B.cview(), 1.0, results[t].view()); });
+  }
+  error.rethrow();
+  for (int t = 0; t < kCallers; ++t) {
+    const Problem& p = problems[t];
+    const auto r = lab::check_against_reference(1.0, p.A.cview(), p.B.cview(), 1.0, p.C0.cview(), results[t].cview());
+    EXPECT_TRUE(r.ok) << "caller " << t << ":\n" << r.report;
+  }
+}
+
+TEST(Step04Arguments, BadBlocksThrowAndWriteNothing) {
+  const Problem p(9, 8, 7, 1);
+  const struct {
+    Blocking blocking;
+    const char* name;
+  } bads[] = {{{0, 4, 4}, "blocking.mc"}, {{4, -1, 4}, "blocking.nc"}, {{4, 4, 0}, "blocking.kc"}};
+  for (const auto& bad : bads) {
+    lab::Matrix C = p.C0.clone();
+    try {
+      lab::step04::dgemm_with(1.0, p.A.cview(), p.B.cview(), 0.0, C.view(), Isa::generic, bad.blocking);
+      ADD_FAILURE() << "no std::invalid_argument for a bad " << bad.name;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(bad.name), std::string::npos) << "the message should name " << bad.name
+                                                                           << ": " << e.what();
+    }
+    EXPECT_EQ(0, std::memcmp(C.data(), p.C0.data(), sizeof(double) * C.size())) << "C written despite " << bad.name;
+  }
+}
+
+TEST(Step04Arguments, KernelTheCpuLacksThrows) {
+  const Problem p(9, 8, 7, 1);
+  bool any = false;
+  for (Isa isa : {Isa::avx512, Isa::avx2}) {
+    if (lab::step04::isa_supported(isa)) continue;
+    any = true;
+    lab::Matrix C = p.C0.clone();
+    EXPECT_THROW(lab::step04::dgemm_with(1.0, p.A.cview(), p.B.cview(), 0.0, C.view(), isa, {8, 8, 8}),
+                 std::invalid_argument);
+    EXPECT_EQ(0, std::memcmp(C.data(), p.C0.data(), sizeof(double) * C.size()));
+  }
+  if (!any) GTEST_SKIP() << "this CPU runs every kernel";
+}
+
+TEST(Step04Dispatch, WidestKernelOfThisCpu) {
+  // The harness reads the CPU on its own; both must agree.
+  EXPECT_EQ(lab::cpu_simd_level(), lab::step04::isa_name(lab::step04::best_isa()));
+  EXPECT_TRUE(lab::step04::isa_supported(Isa::generic));
+  EXPECT_TRUE(lab::step04::isa_supported(lab::step04::best_isa()));
+}
