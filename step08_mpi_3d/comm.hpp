@@ -1,0 +1,222 @@
+// comm.hpp — the MPI toolbox of step08: one check macro, owned communicators,
+// collectives that count the bytes they move, and failures that every rank agrees on.
+#pragma once
+
+#include <mpi.h>
+
+#include <climits>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lab/gemm_args.hpp"
+#include "lab/todo.hpp"
+#include "mpi3d.hpp"
+
+namespace lab::step08 {
+
+/// Throws std::runtime_error naming the MPI call, MPI's own error text and the place.
+inline void mpi_check(int err, const char* call, const char* file, int line) {
+  if (err == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(err, text, &len) != MPI_SUCCESS) len = 0;
+  throw std::runtime_error(std::string(call) + " failed: " + (len ? std::string(text, len) : "unknown error") +
+                           " (" + file + ":" + std::to_string(line) + ")");
+}
+#define LAB_MPI_CHECK(call) ::lab::step08::mpi_check((call), #call, __FILE__, __LINE__)
+
+/// An owned communicator: freed when it goes out of scope, movable, not copyable.
+/// It returns MPI errors to the caller (MPI_ERRORS_RETURN) instead of aborting, so
+/// that LAB_MPI_CHECK can say which call failed; communicators made from it inherit that.
+class Comm {
+ public:
+  Comm() = default;
+  explicit Comm(MPI_Comm c) : c_(c) {
+    if (c_ != MPI_COMM_NULL) LAB_MPI_CHECK(MPI_Comm_set_errhandler(c_, MPI_ERRORS_RETURN));
+  }
+  Comm(Comm&& o) noexcept : c_(std::exchange(o.c_, MPI_COMM_NULL)) {}
+  Comm& operator=(Comm&& o) noexcept {
+    if (this != &o) {
+      free();
+      c_ = std::exchange(o.c_, MPI_COMM_NULL);
+    }
+    return *this;
+  }
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+  ~Comm() { free(); }
+
+  MPI_Comm get() const { return c_; }
+  int rank() const {
+    int r = 0;
+    LAB_MPI_CHECK(MPI_Comm_rank(c_, &r));
+    return r;
+  }
+  int size() const {
+    int s = 0;
+    LAB_MPI_CHECK(MPI_Comm_size(c_, &s));
+    return s;
+  }
+
+ private:
+  void free() {
+    if (c_ != MPI_COMM_NULL) MPI_Comm_free(&c_);  // nothing useful to do with an error in a destructor
+  }
+  MPI_Comm c_ = MPI_COMM_NULL;
+};
+
+// ---- collectives that count what they move --------------------------------------
+// Thin wrappers with MPI's argument order (buffers first, communicator last) over
+// doubles. Counts are 64-bit here; MPI takes int, so a block of more than INT_MAX
+// doubles is refused with a clear message (use more ranks). Each adds to `t` the
+// bytes this rank hands to or gets from the others (its own block is not counted).
+namespace mpi {
+
+inline int count_of(int64_t n, const char* what) {
+  if (n < 0 || n > INT_MAX)
+    throw std::invalid_argument(std::string(what) + ": " + std::to_string(n) +
+                                " doubles do not fit MPI's int count; use more ranks");
+  return static_cast<int>(n);
+}
+
+inline std::vector<int> counts_of(const std::vector<int64_t>& v, const char* what) {
+  std::vector<int> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = count_of(v[i], what);
+  return out;
+}
+
+/// MPI_Bcast of `count` doubles from `root`.
+inline void bcast(double* buf, int64_t count, int root, const Comm& comm, Traffic& t) {
+  LAB_MPI_CHECK(MPI_Bcast(buf, count_of(count, "bcast"), MPI_DOUBLE, root, comm.get()));
+  if (comm.size() == 1) return;
+  (comm.rank() == root ? t.sent : t.recv) += count * int64_t(sizeof(double));
+}
+
+/// MPI_Reduce with MPI_SUM of `count` doubles onto `root`, in place: on the root
+/// `buf` holds its own part before and the sum after; elsewhere it is only read.
+inline void reduce_sum(double* buf, int64_t count, int root, const Comm& comm, Traffic& t) {
+  const int n = count_of(count, "reduce_sum");
+  if (comm.rank() == root) {
+    LAB_MPI_CHECK(MPI_Reduce(MPI_IN_PLACE, buf, n, MPI_DOUBLE, MPI_SUM, root, comm.get()));
+  } else {
+    LAB_MPI_CHECK(MPI_Reduce(buf, nullptr, n, MPI_DOUBLE, MPI_SUM, root, comm.get()));
+  }
+  if (comm.size() == 1) return;
+  (comm.rank() == root ? t.recv : t.sent) += count * int64_t(sizeof(double));
+}
+
+/// MPI_Scatterv: the root sends counts[r] doubles from send + displs[r] to rank r
+/// (counts and displs matter on the root only); every rank receives recv_count.
+inline void scatterv(const double* send, const std::vector<int64_t>& counts, const std::vector<int64_t>& displs,
+                     double* recv, int64_t recv_count, int root, const Comm& comm, Traffic& t) {
+  const bool is_root = comm.rank() == root;
+  const std::vector<int> c = is_root ? counts_of(counts, "scatterv") : std::vector<int>();
+  const std::vector<int> d = is_root ? counts_of(displs, "scatterv displacement") : std::vector<int>();
+  LAB_MPI_CHECK(MPI_Scatterv(send, c.data(), d.data(), MPI_DOUBLE, recv, count_of(recv_count, "scatterv"),
+                             MPI_DOUBLE, root, comm.get()));
+  if (is_root) {
+    for (size_t r = 0; r < counts.size(); ++r)
+      if (int(r) != root) t.sent += counts[r] * int64_t(sizeof(double));
+  } else {
+    t.recv += recv_count * int64_t(sizeof(double));
+  }
+}
+
+/// MPI_Gatherv, the mirror of scatterv: every rank sends send_count doubles, the root
+/// receives counts[r] of them from rank r at recv + displs[r].
+inline void gatherv(const double* send, int64_t send_count, double* recv, const std::vector<int64_t>& counts,
+                    const std::vector<int64_t>& displs, int root, const Comm& comm, Traffic& t) {
+  const bool is_root = comm.rank() == root;
+  const std::vector<int> c = is_root ? counts_of(counts, "gatherv") : std::vector<int>();
+  const std::vector<int> d = is_root ? counts_of(displs, "gatherv displacement") : std::vector<int>();
+  LAB_MPI_CHECK(MPI_Gatherv(send, count_of(send_count, "gatherv"), MPI_DOUBLE, recv, c.data(), d.data(),
+                            MPI_DOUBLE, root, comm.get()));
+  if (is_root) {
+    for (size_t r = 0; r < counts.size(); ++r)
+      if (int(r) != root) t.recv += counts[r] * int64_t(sizeof(double));
+  } else {
+    t.sent += send_count * int64_t(sizeof(double));
+  }
+}
+
+}  // namespace mpi
+
+// ---- failures every rank agrees on ---------------------------------------------
+// A rank that throws while the others go on into a collective leaves them waiting
+// forever. So each part of a call runs under all_or_none: afterwards the ranks
+// compare notes (one small allreduce, which also lines them up like a barrier), and
+// if any rank failed, every rank throws the failure of the lowest failing rank.
+
+enum class Failure : int { none = 0, invalid_argument = 1, todo = 2, error = 3 };
+
+/// Collective over comm: returns when no rank failed, else throws on every rank.
+inline void agree_on_failure(MPI_Comm comm, Failure mine, const std::string& what) {
+  int rank = 0, size = 1;
+  LAB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  LAB_MPI_CHECK(MPI_Comm_size(comm, &size));
+  // Max of (failed?) and max of (size - rank) over the failed ranks: the lowest one.
+  int local[2] = {mine != Failure::none, mine != Failure::none ? size - rank : 0}, all[2] = {0, 0};
+  LAB_MPI_CHECK(MPI_Allreduce(local, all, 2, MPI_INT, MPI_MAX, comm));
+  if (all[0] == 0) return;
+  const int root = size - all[1];
+  int head[2] = {static_cast<int>(mine), static_cast<int>(what.size())};
+  LAB_MPI_CHECK(MPI_Bcast(head, 2, MPI_INT, root, comm));
+  std::string text = rank == root ? what : std::string(head[1], ' ');
+  LAB_MPI_CHECK(MPI_Bcast(text.data(), head[1], MPI_CHAR, root, comm));
+  switch (static_cast<Failure>(head[0])) {
+    case Failure::invalid_argument:
+      throw std::invalid_argument(text);
+    case Failure::todo: {
+      const std::string prefix = "not implemented yet: ";  // lab::Todo adds it again
+      throw lab::Todo(text.rfind(prefix, 0) == 0 ? text.substr(prefix.size()) : text);
+    }
+    default:
+      throw std::runtime_error("rank " + std::to_string(root) + ": " + text);
+  }
+}
+
+/// Runs fn() on every rank of comm; if it throws anywhere, it throws everywhere.
+template <class F>
+void all_or_none(MPI_Comm comm, F&& fn) {
+  Failure kind = Failure::none;
+  std::string what;
+  try {
+    fn();
+  } catch (const lab::Todo& e) {
+    kind = Failure::todo, what = e.what();
+  } catch (const std::invalid_argument& e) {
+    kind = Failure::invalid_argument, what = e.what();
+  } catch (const std::exception& e) {
+    kind = Failure::error, what = e.what();
+  } catch (...) {
+    kind = Failure::error, what = "an exception that is not a std::exception";
+  }
+  agree_on_failure(comm, kind, what);
+}
+
+/// What every rank must know of a call whose matrices only rank 0 has.
+struct Problem {
+  int64_t m = 0, n = 0, k = 0;
+  double alpha = 0, beta = 0;
+};
+
+/// Rank 0 checks its arguments (lab::check_gemm_args) and tells every rank the
+/// sizes and scalars; bad arguments throw the same std::invalid_argument everywhere.
+inline Problem share_problem(MPI_Comm comm, double alpha, ConstMatView A, ConstMatView B, double beta,
+                             ConstMatView C) {
+  int rank = 0;
+  LAB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  all_or_none(comm, [&] {
+    if (rank == 0) check_gemm_args(A, B, C);
+  });
+  int64_t sizes[3] = {C.rows, C.cols, A.cols};
+  double scalars[2] = {alpha, beta};
+  LAB_MPI_CHECK(MPI_Bcast(sizes, 3, MPI_INT64_T, 0, comm));
+  LAB_MPI_CHECK(MPI_Bcast(scalars, 2, MPI_DOUBLE, 0, comm));
+  return {sizes[0], sizes[1], sizes[2], scalars[0], scalars[1]};
+}
+
+}  // namespace lab::step08

@@ -1,0 +1,251 @@
+// step08 tests: the collective dgemm against the reference on every grid the rank
+// count allows, what it sends where, and failures that every rank agrees on.
+//
+// The tests are collective: every rank runs each of them, and every rank must
+// reach the same verdict. Rank 0 of the communicator holds the matrices; where a
+// check can only be made there, its verdict is broadcast and every rank asserts it.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "comm.hpp"
+#include "contract.hpp"
+#include "grid.hpp"
+#include "lab/check.hpp"
+#include "lab/todo.hpp"
+#include "mpi3d.hpp"
+
+namespace {
+
+using lab::ConstMatView;
+using lab::Matrix;
+using lab::MatView;
+using lab::step08::Breakdown;
+using lab::step08::Comm;
+using lab::step08::Grid;
+using lab::step08::Options;
+using lab::step08::Split;
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int world_size() {
+  int p = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  return p;
+}
+
+// True on every rank when `mine` is the same on every rank.
+bool same_on_every_rank(bool mine) {
+  int v = mine ? 1 : 0, lo = 0, hi = 0;
+  MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return lo == hi;
+}
+
+// Rank 0's verdict and report, on every rank.
+lab::CheckResult share_from_root(lab::CheckResult r) {
+  int head[2] = {r.ok ? 1 : 0, static_cast<int>(r.report.size())};
+  MPI_Bcast(head, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  r.ok = head[0] != 0;
+  r.report.resize(head[1]);
+  MPI_Bcast(r.report.data(), head[1], MPI_CHAR, 0, MPI_COMM_WORLD);
+  return r;
+}
+
+// The contract suite on every rank's own data: rank r's call runs with rank r as
+// rank 0 of a rotated communicator, so every rank's matrices get computed (and every
+// rank's guard cells checked), and dgemm is seen to use its communicator's rank 0.
+lab::testing::HostGemm each_rank_as_root(std::function<Options()> options) {
+  return [options](double alpha, ConstMatView A, ConstMatView B, double beta, MatView C) {
+    const int p = world_size(), me = world_rank();
+    for (int root = 0; root < p; ++root) {
+      MPI_Comm turn = MPI_COMM_NULL;
+      MPI_Comm_split(MPI_COMM_WORLD, 0, (me - root + p) % p, &turn);
+      const Comm owned(turn);
+      lab::step08::dgemm(owned.get(), alpha, A, B, beta, C, options());
+    }
+  };
+}
+
+LAB_CONTRACT_SUITE(Step08DefaultGrid, ::lab::testing::Subject{each_rank_as_root([] { return Options{}; })});
+LAB_CONTRACT_SUITE(Step08Grid1x1xP, ::lab::testing::Subject{each_rank_as_root([] {
+                     Options o;
+                     o.grid = Grid{1, 1, world_size()};
+                     return o;
+                   })});
+
+// The grids of the issue where the rank count allows them, and the 1D grids.
+std::vector<Grid> explicit_grids() {
+  const int p = world_size();
+  std::vector<Grid> out;
+  for (Grid g : {Grid{2, 2, 2}, Grid{3, 1, 2}, Grid{1, 1, p}, Grid{p, 1, 1}, Grid{1, p, 1}, Grid{2, p / 2, 1}})
+    if (g.size() == p) {
+      bool seen = false;
+      for (const Grid& h : out) seen = seen || h == g;
+      if (!seen) out.push_back(g);
+    }
+  return out;
+}
+
+// A NaN with a payload that arithmetic does not make: a guard cell that still has
+// these bits was not written.
+double guard_value() {
+  const uint64_t bits = 0x7ff4dead0000beefULL;
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+struct Shape {
+  int64_t m, n, k;
+  double alpha, beta;
+  bool nan_c;  // C full of NaN; with beta == 0 it must vanish
+};
+
+// One call on MPI_COMM_WORLD with the matrices on rank 0 (the others pass empty
+// views); rank 0 checks C and its guard frame, every rank gets the verdict.
+lab::CheckResult run_on_grid(const Grid& g, const Shape& s, Breakdown* bd = nullptr) {
+  const bool root = world_rank() == 0;
+  const uint64_t seed = lab::testing::fresh_seed();
+  Matrix a(s.m, s.k), b(s.k, s.n), c0(s.m, s.n);
+  Matrix framed(s.m + 3, s.n + 2);  // C at (1, 1), ld = m + 3: guard cells all around
+  MatView C{framed.data() + 1 + framed.ld(), s.m, s.n, framed.ld()};
+  if (root) {
+    a.fill_random(seed);
+    b.fill_random(seed + 1);
+    c0.fill_random(seed + 2);
+    if (s.nan_c) c0.fill_nan();
+    framed.fill_all(guard_value());
+    for (int64_t j = 0; j < s.n; ++j)
+      for (int64_t i = 0; i < s.m; ++i) C(i, j) = c0(i, j);
+  }
+  Options o;
+  o.grid = g;
+  o.breakdown = bd;
+  const MatView none{nullptr, 0, 0, 1};
+  lab::step08::dgemm(MPI_COMM_WORLD, s.alpha, root ? a.cview() : none, root ? b.cview() : none, s.beta,
+                     root ? C : none, o);
+  lab::CheckResult r;
+  if (root) {
+    Matrix out(s.m, s.n);
+    for (int64_t j = 0; j < s.n; ++j)
+      for (int64_t i = 0; i < s.m; ++i) out(i, j) = C(i, j);
+    r = lab::check_against_reference(s.alpha, a.cview(), b.cview(), s.beta, c0.cview(), out.cview());
+    std::string where;
+    if (!lab::guards_intact(framed, 1, 1, s.m, s.n, guard_value(), &where)) {
+      r.ok = false;
+      r.report += "wrote outside C: " + where + "\n";
+    }
+    if (!r.ok) r.report += "(seed " + std::to_string(seed) + ", rerun with LAB_SEED=" + std::to_string(seed) + ")\n";
+  }
+  return share_from_root(r);
+}
+
+std::string describe(const Grid& g, const Shape& s) {
+  return "grid " + g.str() + ", m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" +
+         std::to_string(s.k) + " alpha=" + std::to_string(s.alpha) + " beta=" + std::to_string(s.beta) +
+         (s.nan_c ? " (C full of NaN)" : "");
+}
+
+TEST(Step08Grids, ExplicitGridsMatchTheReference) {
+  // Odd and rectangular sizes, sizes smaller than the grid (empty blocks), k = 1.
+  const Shape shapes[] = {{37, 23, 51, 1.5, -0.5, false}, {5, 3, 2, -1.0, 1.0, false},
+                          {64, 1, 33, 1.0, 0.0, true},    {1, 50, 7, 2.5, 0.5, false},
+                          {20, 30, 1, 1.0, 0.0, true},    {29, 31, 40, 1.0, 0.0, true}};
+  for (const Grid& g : explicit_grids())
+    for (const Shape& s : shapes) {
+      SCOPED_TRACE(describe(g, s));
+      const lab::CheckResult r = run_on_grid(g, s);
+      EXPECT_TRUE(r.ok) << "wrong result (checked on rank 0):\n" << r.report;
+    }
+}
+
+// The bytes each rank passed to MPI, phase by phase, are those of the algorithm:
+// its own blocks and nothing more (in particular, no rank receives all of A or B).
+TEST(Step08Traffic, EveryRankMovesItsBlocksAndNoMore) {
+  const int p = world_size(), me = world_rank();
+  const Shape s{45, 38, 29, 1.0, 0.5, false};
+  constexpr int64_t w = sizeof(double);
+  for (const Grid& g : lab::step08::factorizations(p)) {
+    SCOPED_TRACE(describe(g, s));
+    Breakdown bd;
+    const lab::CheckResult r = run_on_grid(g, s, &bd);
+    ASSERT_TRUE(r.ok) << r.report;
+    EXPECT_EQ(g, bd.grid) << "the breakdown names another grid: " << bd.grid.str();
+    // Cartesian ranks are numbered row-major: rank = (x * py + y) * pz + z.
+    const int x = me / (g.py * g.pz), y = (me / g.pz) % g.py, z = me % g.pz;
+    const Split sm{s.m, g.px}, sn{s.n, g.py}, sk{s.k, g.pz};
+    const int64_t a_blk = sm.size(x) * sk.size(z), b_blk = sk.size(z) * sn.size(y), c_blk = sm.size(x) * sn.size(y);
+    using lab::step08::kBroadcast, lab::step08::kReduce, lab::step08::kScatter, lab::step08::kGather;
+    const int64_t moved = bd.traffic[kBroadcast].sent + bd.traffic[kBroadcast].recv + bd.traffic[kReduce].sent +
+                          bd.traffic[kReduce].recv;
+    EXPECT_EQ(w * lab::step08::rank_words(g, s.m, s.n, s.k, x, y, z), moved)
+        << "rank " << me << " at (" << x << "," << y << "," << z << "): broadcast and reduce bytes";
+    if (me == 0) {
+      EXPECT_EQ(w * (s.m * s.k - a_blk + s.k * s.n - b_blk + s.m * s.n - c_blk), bd.traffic[kScatter].sent);
+      EXPECT_EQ(w * (s.m * s.n - c_blk), bd.traffic[kGather].recv);
+    } else {
+      EXPECT_EQ(w * ((y == 0 ? a_blk : 0) + (x == 0 ? b_blk : 0) + (z == 0 ? c_blk : 0)), bd.traffic[kScatter].recv)
+          << "rank " << me << " at (" << x << "," << y << "," << z << "): scattered bytes";
+      EXPECT_EQ(w * (z == 0 ? c_blk : 0), bd.traffic[kGather].sent) << "rank " << me << ": gathered bytes";
+    }
+  }
+}
+
+// Calls dgemm on MPI_COMM_WORLD and says whether it threw std::invalid_argument
+// whose message contains `mention` (and whatever else it threw, in `what`).
+bool throws_invalid_argument(const Options& o, ConstMatView A, ConstMatView B, MatView C, const char* mention,
+                             std::string* what) {
+  try {
+    lab::step08::dgemm(MPI_COMM_WORLD, 1.0, A, B, 0.0, C, o);
+  } catch (const std::invalid_argument& e) {
+    *what = e.what();
+    return what->find(mention) != std::string::npos;
+  } catch (const std::exception& e) {
+    *what = std::string("not std::invalid_argument: ") + e.what();
+    return false;
+  }
+  *what = "nothing was thrown";
+  return false;
+}
+
+TEST(Step08Errors, BadGridFailsAlikeOnEveryRank) {
+  const int p = world_size();
+  Matrix a(6, 5), b(5, 4), c(6, 4);
+  a.fill_random(1);
+  b.fill_random(2);
+  c.fill_random(3);
+  const Matrix c_before = c.clone();
+  for (const Grid& bad : {Grid{p + 1, 1, 1}, Grid{1, 2 * p, 1}, Grid{0, p, 1}, Grid{-1, -1, p}, Grid{p, 1, 0}}) {
+    SCOPED_TRACE("grid " + bad.str() + " on " + std::to_string(p) + " ranks");
+    Options o;
+    o.grid = bad;
+    std::string what;
+    const bool ok = throws_invalid_argument(o, a.cview(), b.cview(), c.view(), "grid", &what);
+    EXPECT_TRUE(ok) << what;
+    EXPECT_TRUE(same_on_every_rank(ok)) << "the ranks disagree about the bad grid";
+    EXPECT_EQ(0, std::memcmp(c_before.data(), c.data(), sizeof(double) * c.size())) << "C was written";
+  }
+}
+
+TEST(Step08Errors, BadArgumentsOnRankZeroFailOnEveryRank) {
+  // Only rank 0's views count: a shape error there must reach every rank.
+  Matrix a(6, 5), b(4, 4), c(6, 4);
+  const MatView none{nullptr, 0, 0, 1};
+  const bool root = world_rank() == 0;
+  std::string what;
+  const bool ok =
+      throws_invalid_argument(Options{}, root ? a.cview() : none, root ? b.cview() : none, root ? c.view() : none,
+                              "k", &what);
+  EXPECT_TRUE(ok) << what;
+  EXPECT_TRUE(same_on_every_rank(ok)) << "the ranks disagree about the bad arguments";
+}
+
+}  // namespace
