@@ -26,6 +26,15 @@ static_assert(kMr <= lab::step04::kMaxMr && kNr <= lab::step04::kMaxNr, "edge ti
 __attribute__((target("avx512f"))) void kernel(int64_t kc, const double* a, const double* b, double beta,
                                                double* c, int64_t ldc) {
   // LAB:SOLUTION-BEGIN  28 zmm accumulators (2 per column of the tile); per p: load 2 of A, broadcast 14 of B, 28 FMAs; then store with beta
+  // The tile of C is needed only at the end, but it is likely far away (other
+  // columns of C are ldc apart): ask for its cache lines now, so that they
+  // arrive while the kc multiply-adds run.
+  // (The columns of C are walked with one running pointer here and below: 14
+  // pointers kept alive would crowd the registers the loop over p needs.)
+  for (const double* cj = c; cj != c + kNr * ldc; cj += ldc) {
+    _mm_prefetch(reinterpret_cast<const char*>(cj), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(cj + kMr - 1), _MM_HINT_T0);
+  }
   __m512d lo[kNr], hi[kNr];  // rows 0..7 and 8..15 of each column of the tile
 #pragma GCC unroll 14
   for (int j = 0; j < kNr; ++j) lo[j] = hi[j] = _mm512_setzero_pd();
@@ -40,17 +49,16 @@ __attribute__((target("avx512f"))) void kernel(int64_t kc, const double* a, cons
   }
   if (beta == 0.0) {  // C is not read: it may hold NaN
 #pragma GCC unroll 14
-    for (int j = 0; j < kNr; ++j) {
-      _mm512_storeu_pd(c + j * ldc, lo[j]);
-      _mm512_storeu_pd(c + j * ldc + 8, hi[j]);
+    for (int j = 0; j < kNr; ++j, c += ldc) {
+      _mm512_storeu_pd(c, lo[j]);
+      _mm512_storeu_pd(c + 8, hi[j]);
     }
   } else {
     const __m512d vbeta = _mm512_set1_pd(beta);
 #pragma GCC unroll 14
-    for (int j = 0; j < kNr; ++j) {
-      double* cj = c + j * ldc;
-      _mm512_storeu_pd(cj, _mm512_fmadd_pd(vbeta, _mm512_loadu_pd(cj), lo[j]));
-      _mm512_storeu_pd(cj + 8, _mm512_fmadd_pd(vbeta, _mm512_loadu_pd(cj + 8), hi[j]));
+    for (int j = 0; j < kNr; ++j, c += ldc) {
+      _mm512_storeu_pd(c, _mm512_fmadd_pd(vbeta, _mm512_loadu_pd(c), lo[j]));
+      _mm512_storeu_pd(c + 8, _mm512_fmadd_pd(vbeta, _mm512_loadu_pd(c + 8), hi[j]));
     }
   }
   // LAB:SKELETON
