@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <stdexcept>
@@ -68,11 +69,12 @@ class Comm {
   MPI_Comm c_ = MPI_COMM_NULL;
 };
 
-// ---- collectives that count what they move --------------------------------------
-// Thin wrappers with MPI's argument order (buffers first, communicator last) over
-// doubles. Counts are 64-bit here; MPI takes int, so a block of more than INT_MAX
-// doubles is refused with a clear message (use more ranks). Each adds to `t` the
-// bytes this rank hands to or gets from the others (its own block is not counted).
+// ---- communication that counts what it moves -------------------------------------
+// Thin wrappers over MPI for doubles, in MPI's argument order (data first,
+// communicator last). Each checks the call and adds to `t` the bytes this rank
+// hands to or gets from other ranks, which the tests and the benchmark compare
+// with the formulas of grid.hpp. Counts are 64-bit here; MPI takes int, so a block
+// of more than INT_MAX doubles is refused with a clear message (use more ranks).
 namespace mpi {
 
 inline int count_of(int64_t n, const char* what) {
@@ -82,21 +84,17 @@ inline int count_of(int64_t n, const char* what) {
   return static_cast<int>(n);
 }
 
-inline std::vector<int> counts_of(const std::vector<int64_t>& v, const char* what) {
-  std::vector<int> out(v.size());
-  for (size_t i = 0; i < v.size(); ++i) out[i] = count_of(v[i], what);
-  return out;
-}
+inline int64_t bytes_of(ConstMatView blk) { return blk.rows * blk.cols * int64_t(sizeof(double)); }
 
-/// MPI_Bcast of `count` doubles from `root`.
+/// MPI_Bcast of `count` contiguous doubles from `root`.
 inline void bcast(double* buf, int64_t count, int root, const Comm& comm, Traffic& t) {
   LAB_MPI_CHECK(MPI_Bcast(buf, count_of(count, "bcast"), MPI_DOUBLE, root, comm.get()));
   if (comm.size() == 1) return;
   (comm.rank() == root ? t.sent : t.recv) += count * int64_t(sizeof(double));
 }
 
-/// MPI_Reduce with MPI_SUM of `count` doubles onto `root`, in place: on the root
-/// `buf` holds its own part before and the sum after; elsewhere it is only read.
+/// MPI_Reduce with MPI_SUM of `count` contiguous doubles onto `root`, in place: on
+/// the root `buf` holds its own part before and the sum after; elsewhere it is read.
 inline void reduce_sum(double* buf, int64_t count, int root, const Comm& comm, Traffic& t) {
   const int n = count_of(count, "reduce_sum");
   if (comm.rank() == root) {
@@ -108,38 +106,78 @@ inline void reduce_sum(double* buf, int64_t count, int root, const Comm& comm, T
   (comm.rank() == root ? t.recv : t.sent) += count * int64_t(sizeof(double));
 }
 
-/// MPI_Scatterv: the root sends counts[r] doubles from send + displs[r] to rank r
-/// (counts and displs matter on the root only); every rank receives recv_count.
-inline void scatterv(const double* send, const std::vector<int64_t>& counts, const std::vector<int64_t>& displs,
-                     double* recv, int64_t recv_count, int root, const Comm& comm, Traffic& t) {
-  const bool is_root = comm.rank() == root;
-  const std::vector<int> c = is_root ? counts_of(counts, "scatterv") : std::vector<int>();
-  const std::vector<int> d = is_root ? counts_of(displs, "scatterv displacement") : std::vector<int>();
-  LAB_MPI_CHECK(MPI_Scatterv(send, c.data(), d.data(), MPI_DOUBLE, recv, count_of(recv_count, "scatterv"),
-                             MPI_DOUBLE, root, comm.get()));
-  if (is_root) {
-    for (size_t r = 0; r < counts.size(); ++r)
-      if (int(r) != root) t.sent += counts[r] * int64_t(sizeof(double));
-  } else {
-    t.recv += recv_count * int64_t(sizeof(double));
+/// A block of a column-major matrix as one MPI message, read or written where it
+/// lies: `cols` runs of `rows` doubles, `ld` apart (MPI_Type_vector). No packing
+/// into a buffer first: MPI walks the stride itself.
+class BlockType {
+ public:
+  explicit BlockType(ConstMatView blk) {
+    LAB_MPI_CHECK(MPI_Type_vector(count_of(blk.cols, "block columns"), count_of(blk.rows, "block rows"),
+                                  count_of(blk.ld, "block ld"), MPI_DOUBLE, &type_));
+    LAB_MPI_CHECK(MPI_Type_commit(&type_));
   }
+  // MPI lets a type be freed while messages that use it are still in flight.
+  ~BlockType() { MPI_Type_free(&type_); }
+  BlockType(const BlockType&) = delete;
+  BlockType& operator=(const BlockType&) = delete;
+  MPI_Datatype get() const { return type_; }
+
+ private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
+
+/// Messages in flight; wait_all() (or the destructor) waits for them to finish.
+class Requests {
+ public:
+  Requests() = default;
+  Requests(const Requests&) = delete;
+  Requests& operator=(const Requests&) = delete;
+  ~Requests() {
+    if (!reqs_.empty()) MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
+  }
+  MPI_Request* add() { return &reqs_.emplace_back(MPI_REQUEST_NULL); }
+  void wait_all() {
+    const int n = static_cast<int>(reqs_.size());
+    std::vector<MPI_Request> pending = std::move(reqs_);
+    reqs_.clear();
+    LAB_MPI_CHECK(MPI_Waitall(n, pending.data(), MPI_STATUSES_IGNORE));
+  }
+
+ private:
+  std::vector<MPI_Request> reqs_;
+};
+
+/// MPI_Isend of the block `blk` (any ld) to `dest`; it must stay put until wait_all.
+inline void isend(ConstMatView blk, int dest, const Comm& comm, Requests& reqs, Traffic& t) {
+  const BlockType type(blk);
+  LAB_MPI_CHECK(MPI_Isend(blk.data, 1, type.get(), dest, 0, comm.get(), reqs.add()));
+  t.sent += bytes_of(blk);
 }
 
-/// MPI_Gatherv, the mirror of scatterv: every rank sends send_count doubles, the root
-/// receives counts[r] of them from rank r at recv + displs[r].
-inline void gatherv(const double* send, int64_t send_count, double* recv, const std::vector<int64_t>& counts,
-                    const std::vector<int64_t>& displs, int root, const Comm& comm, Traffic& t) {
-  const bool is_root = comm.rank() == root;
-  const std::vector<int> c = is_root ? counts_of(counts, "gatherv") : std::vector<int>();
-  const std::vector<int> d = is_root ? counts_of(displs, "gatherv displacement") : std::vector<int>();
-  LAB_MPI_CHECK(MPI_Gatherv(send, count_of(send_count, "gatherv"), MPI_DOUBLE, recv, c.data(), d.data(),
-                            MPI_DOUBLE, root, comm.get()));
-  if (is_root) {
-    for (size_t r = 0; r < counts.size(); ++r)
-      if (int(r) != root) t.recv += counts[r] * int64_t(sizeof(double));
-  } else {
-    t.sent += send_count * int64_t(sizeof(double));
-  }
+/// MPI_Irecv into the block `blk` (any ld) from `src`; complete after wait_all.
+inline void irecv(MatView blk, int src, const Comm& comm, Requests& reqs, Traffic& t) {
+  const BlockType type(blk);
+  LAB_MPI_CHECK(MPI_Irecv(blk.data, 1, type.get(), src, 0, comm.get(), reqs.add()));
+  t.recv += bytes_of(blk);
+}
+
+/// Blocking MPI_Send / MPI_Recv of a block.
+inline void send(ConstMatView blk, int dest, const Comm& comm, Traffic& t) {
+  const BlockType type(blk);
+  LAB_MPI_CHECK(MPI_Send(blk.data, 1, type.get(), dest, 0, comm.get()));
+  t.sent += bytes_of(blk);
+}
+inline void recv(MatView blk, int src, const Comm& comm, Traffic& t) {
+  const BlockType type(blk);
+  LAB_MPI_CHECK(MPI_Recv(blk.data, 1, type.get(), src, 0, comm.get(), MPI_STATUS_IGNORE));
+  t.recv += bytes_of(blk);
+}
+
+/// Copies a block within this rank (what a rank "sends" to itself).
+inline void copy_block(ConstMatView from, MatView to) {
+  if (from.rows == 0) return;
+  for (int64_t j = 0; j < from.cols; ++j)
+    std::copy(&from(0, j), &from(0, j) + from.rows, &to(0, j));
 }
 
 }  // namespace mpi

@@ -7,7 +7,7 @@
 // along y, B starts on the x = 0 face and is broadcast along x; the pz partial
 // products of C_xy are summed along z onto the z = 0 face, and C is gathered from it.
 //
-// Call MPI through the wrappers of comm.hpp (mpi::scatterv, mpi::bcast, ...): they
+// Call MPI through the wrappers of comm.hpp (mpi::isend, mpi::bcast, ...): they
 // check every call and count the bytes each rank moves, which the tests compare
 // with the formulas of grid.hpp. Every phase runs on every rank (ranks that have
 // nothing to do in it just return), and a failure on one rank is raised on all.
@@ -16,7 +16,6 @@
 // Time:   mpiexec -n 8 build/student/bin/step08_mpi_3d --n 1024 --impl student
 #include <mpi.h>
 
-#include <cstring>
 #include <utility>
 
 #include "comm.hpp"
@@ -76,17 +75,17 @@ Matrix scatter_blocks(const Comm& face, ConstMatView M, Split rows, int row_dim,
                       Traffic& t) {
   const auto [bi, bj] = block_of(face, face.rank(), row_dim, col_dim);
   Matrix mine(rows.size(bi), cols.size(bj));
-  // TODO: on face rank 0: pack every rank's block, one after the other, into a buffer; then mpi::scatterv
-  LAB_TODO("scatter_blocks: pack the blocks on face rank 0, then mpi::scatterv them");
+  // TODO: face rank 0: mpi::isend each other rank its block of M (straight from M), copy its own, wait_all; the others: mpi::recv
+  LAB_TODO("scatter_blocks: face rank 0 sends every other rank its block of M, the others receive theirs");
   return mine;
 }
 
-// The mirror of scatter_blocks: every rank of the face sends its block (contiguous,
-// ld = rows), face rank 0 puts them into M. Nothing outside M's rows x cols region is written.
+// The mirror of scatter_blocks: every rank of the face sends its block, face rank 0
+// puts each one into its place in M. Nothing outside M's rows x cols region is written.
 void gather_blocks(const Comm& face, ConstMatView mine, MatView M, Split rows, int row_dim, Split cols, int col_dim,
                    Traffic& t) {
-  // TODO: mpi::gatherv every block to face rank 0 into one buffer, then unpack it into M
-  LAB_TODO("gather_blocks: mpi::gatherv the blocks to face rank 0, then unpack them into M");
+  // TODO: face rank 0: mpi::irecv each other rank's block straight into its place in M, copy its own, wait_all; the others: mpi::send
+  LAB_TODO("gather_blocks: face rank 0 receives every other rank's block into its place in M, the others send");
 }
 
 // Phase 1: A onto the y = 0 face, B onto the x = 0 face, and (only when beta != 0,

@@ -13,7 +13,7 @@
 #include <stdexcept>
 
 #include "mpi3d.hpp"
-#include "naive.hpp"
+#include "simd.hpp"
 
 namespace lab::step08 {
 
@@ -47,7 +47,7 @@ inline void local_gemm(LocalKernel kind, int threads, double alpha, ConstMatView
     return;
   }
   if (threads > 0) omp_set_num_threads(threads);
-  lab::step01::dgemm(alpha, A, B, beta, C);
+  lab::step04::dgemm(alpha, A, B, beta, C);
 }
 
 }  // namespace LAB_IMPL_NS

@@ -7,7 +7,7 @@
 // along y, B starts on the x = 0 face and is broadcast along x; the pz partial
 // products of C_xy are summed along z onto the z = 0 face, and C is gathered from it.
 //
-// Call MPI through the wrappers of comm.hpp (mpi::scatterv, mpi::bcast, ...): they
+// Call MPI through the wrappers of comm.hpp (mpi::isend, mpi::bcast, ...): they
 // check every call and count the bytes each rank moves, which the tests compare
 // with the formulas of grid.hpp. Every phase runs on every rank (ranks that have
 // nothing to do in it just return), and a failure on one rank is raised on all.
@@ -16,7 +16,6 @@
 // Time:   mpiexec -n 8 build/student/bin/step08_mpi_3d --n 1024 --impl student
 #include <mpi.h>
 
-#include <cstring>
 #include <utility>
 
 #include "comm.hpp"
@@ -99,67 +98,46 @@ Matrix scatter_blocks(const Comm& face, ConstMatView M, Split rows, int row_dim,
                       Traffic& t) {
   const auto [bi, bj] = block_of(face, face.rank(), row_dim, col_dim);
   Matrix mine(rows.size(bi), cols.size(bj));
-  // LAB:SOLUTION-BEGIN  on face rank 0: pack every rank's block, one after the other, into a buffer; then mpi::scatterv
-  // MPI sends contiguous runs of doubles, but a block of a column-major matrix is
-  // `cols` runs of `rows` doubles, ld apart: pack them, in the order of the face ranks.
-  std::vector<int64_t> counts, displs;
-  Matrix packed;
+  // LAB:SOLUTION-BEGIN  face rank 0: mpi::isend each other rank its block of M (straight from M), copy its own, wait_all; the others: mpi::recv
+  // Rank 0 sends every block from where it lies in M: a strided block is one
+  // message (mpi::BlockType), so M is never packed into a second buffer. Packing
+  // would double what rank 0 copies, and rank 0 is the one every rank waits for.
   if (face.rank() == 0) {
-    const int q = face.size();
-    counts.resize(q);
-    displs.resize(q);
-    int64_t total = 0;
-    for (int r = 0; r < q; ++r) {
+    mpi::Requests sends;
+    for (int r = 1; r < face.size(); ++r) {
       const auto [i, j] = block_of(face, r, row_dim, col_dim);
-      counts[r] = rows.size(i) * cols.size(j);
-      displs[r] = total;
-      total += counts[r];
+      mpi::isend(M.block(rows.start(i), cols.start(j), rows.size(i), cols.size(j)), r, face, sends, t);
     }
-    packed = Matrix(total, 1);
-    for (int r = 0; r < q; ++r) {
-      const auto [i, j] = block_of(face, r, row_dim, col_dim);
-      const ConstMatView blk = M.block(rows.start(i), cols.start(j), rows.size(i), cols.size(j));
-      for (int64_t c = 0; c < blk.cols; ++c)
-        std::memcpy(packed.data() + displs[r] + c * blk.rows, &blk(0, c), sizeof(double) * blk.rows);
-    }
+    mpi::copy_block(M.block(rows.start(bi), cols.start(bj), mine.rows(), mine.cols()), mine.view());
+    sends.wait_all();
+  } else {
+    mpi::recv(mine.view(), 0, face, t);
   }
-  mpi::scatterv(packed.data(), counts, displs, mine.data(), mine.rows() * mine.cols(), 0, face, t);
   // LAB:SKELETON
-  LAB_TODO("scatter_blocks: pack the blocks on face rank 0, then mpi::scatterv them");
+  LAB_TODO("scatter_blocks: face rank 0 sends every other rank its block of M, the others receive theirs");
   // LAB:SOLUTION-END
   return mine;
 }
 
-// The mirror of scatter_blocks: every rank of the face sends its block (contiguous,
-// ld = rows), face rank 0 puts them into M. Nothing outside M's rows x cols region is written.
+// The mirror of scatter_blocks: every rank of the face sends its block, face rank 0
+// puts each one into its place in M. Nothing outside M's rows x cols region is written.
 void gather_blocks(const Comm& face, ConstMatView mine, MatView M, Split rows, int row_dim, Split cols, int col_dim,
                    Traffic& t) {
-  // LAB:SOLUTION-BEGIN  mpi::gatherv every block to face rank 0 into one buffer, then unpack it into M
-  std::vector<int64_t> counts, displs;
-  Matrix packed;
-  const int q = face.size();
+  // LAB:SOLUTION-BEGIN  face rank 0: mpi::irecv each other rank's block straight into its place in M, copy its own, wait_all; the others: mpi::send
   if (face.rank() == 0) {
-    counts.resize(q);
-    displs.resize(q);
-    int64_t total = 0;
-    for (int r = 0; r < q; ++r) {
+    mpi::Requests recvs;
+    for (int r = 1; r < face.size(); ++r) {
       const auto [i, j] = block_of(face, r, row_dim, col_dim);
-      counts[r] = rows.size(i) * cols.size(j);
-      displs[r] = total;
-      total += counts[r];
+      mpi::irecv(M.block(rows.start(i), cols.start(j), rows.size(i), cols.size(j)), r, face, recvs, t);
     }
-    packed = Matrix(total, 1);
-  }
-  mpi::gatherv(mine.data, mine.rows * mine.cols, packed.data(), counts, displs, 0, face, t);
-  if (face.rank() != 0) return;
-  for (int r = 0; r < q; ++r) {
-    const auto [i, j] = block_of(face, r, row_dim, col_dim);
-    const MatView blk = M.block(rows.start(i), cols.start(j), rows.size(i), cols.size(j));
-    for (int64_t c = 0; c < blk.cols; ++c)
-      std::memcpy(&blk(0, c), packed.data() + displs[r] + c * blk.rows, sizeof(double) * blk.rows);
+    const auto [bi, bj] = block_of(face, 0, row_dim, col_dim);
+    mpi::copy_block(mine, M.block(rows.start(bi), cols.start(bj), mine.rows, mine.cols));
+    recvs.wait_all();
+  } else {
+    mpi::send(mine, 0, face, t);
   }
   // LAB:SKELETON
-  LAB_TODO("gather_blocks: mpi::gatherv the blocks to face rank 0, then unpack them into M");
+  LAB_TODO("gather_blocks: face rank 0 receives every other rank's block into its place in M, the others send");
   // LAB:SOLUTION-END
 }
 
