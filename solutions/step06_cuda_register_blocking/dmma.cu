@@ -1,0 +1,281 @@
+// step06 — bonus TODO: the same product on the FP64 tensor cores (DMMA).
+//
+// A warp-wide mma.sync multiplies a 16 x 16 piece of A by a 16 x 8 piece of B
+// into a 16 x 8 piece of C held in registers across the warp's 32 threads.
+// Each warp of the block computes a kWM x kWN tile of C out of kMI x kNI such
+// pieces; the block's tiles of A and B arrive in shared memory through a
+// kStages-deep pipeline of asynchronous copies (pipeline.cuh), so that the
+// loads of slice s + kStages - 1 are in flight while the warps multiply slice s.
+// What to do: write load_b_fragments and load_a_fragment, which read a warp's
+// mma operands out of shared memory in the register layout the instruction
+// expects (the pipeline, SliceLoader, Dmma and the epilogue are given), then delete
+// the LAB_TODO in dgemm_dmma. See the handout's DMMA section.
+// Test:   ctest --test-dir build/both -L step06 --output-on-failure
+// Time:   build/both/bin/step06_cuda_register_blocking --n 4096 --variant dmma
+#include <stdexcept>
+#include <string>
+
+#include "lab/cuda.hpp"
+#include "lab/gemm_args.hpp"
+#include "lab/todo.hpp"
+#include "pipeline.cuh"
+#include "register_blocking.hpp"
+#include "tile_order.cuh"
+
+namespace {
+
+using lab::step06::detail::a_slot;
+using lab::step06::detail::Async;
+using lab::step06::detail::SliceLoader;
+using lab::step06::detail::tile_of_block;
+
+constexpr int kMmaK = 16;  // the k of one mma.sync.m16n8k16
+
+// Given: the two instructions this kernel is built on (sm_80 or later).
+struct Dmma {
+  // D (16 x 8) += A (16 x 16) * B (16 x 8), one warp. With g = lane / 4 and
+  // t = lane % 4, each thread holds
+  //   a[v0 + 2 v1] = A(g + 8 v0, t + 4 v1)   v0 = 0..1, v1 = 0..3
+  //   b[v]         = B(t + 4 v, g)           v  = 0..3
+  //   d[v0 + 2 v1] = D(g + 8 v1, 2 t + v0)
+  // kShapeK picks the instructions: 16 = one m16n8k16, 8 = two m16n8k8 (both
+  // sm_90), 4 = eight m8n8k4 (sm_80 on): each smaller shape takes exactly a
+  // subset of the registers above, so the layout stays the same.
+  template <int kShapeK>
+  __device__ __forceinline__ static void mma_16x8x16(double (&d)[4], const double (&a)[8],
+                                                     const double (&b)[4]) {
+#if __CUDA_ARCH__ >= 900
+    if constexpr (kShapeK == 16) {
+      asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+          "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+          : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+          : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
+            "d"(b[1]), "d"(b[2]), "d"(b[3]));
+    } else if constexpr (kShapeK == 8) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};\n"
+            : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+            : "d"(a[4 * h]), "d"(a[4 * h + 1]), "d"(a[4 * h + 2]), "d"(a[4 * h + 3]), "d"(b[2 * h]),
+              "d"(b[2 * h + 1]));
+    } else {
+      eight_8x8x4(d, a, b);
+    }
+#elif __CUDA_ARCH__ >= 800
+    eight_8x8x4(d, a, b);  // the only shape before sm_90
+#else
+    __trap();  // never launched: the host checks the compute capability first
+#endif
+  }
+
+  // The same product as eight m8n8k4 (rows in two halves mh, k in four quarters kk).
+  __device__ __forceinline__ static void eight_8x8x4(double (&d)[4], const double (&a)[8],
+                                                     const double (&b)[4]) {
+#if __CUDA_ARCH__ >= 800
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+      for (int mh = 0; mh < 2; ++mh)
+        asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+            : "+d"(d[2 * mh]), "+d"(d[2 * mh + 1])
+            : "d"(a[mh + 2 * kk]), "d"(b[kk]));
+#endif
+  }
+};
+
+template <int BM, int BN, int BK, int kWarpsM, int kWarpsN, int kStages>
+struct DmmaConfig {
+  static constexpr int kThreads = kWarpsM * kWarpsN * 32;
+  static constexpr int kWM = BM / kWarpsM, kWN = BN / kWarpsN;  // one warp's tile of C
+  static constexpr int kMI = kWM / 16, kNI = kWN / 8;           // its mma pieces
+  // Row strides of the k-major tiles As[p][a_slot(i)], Bs[p][j]: a stride of 4
+  // (mod 16) doubles puts the four rows t = 0..3 a fragment load touches in
+  // different banks.
+  static constexpr int kLdA = BM + 4, kLdB = BN + 4;
+  static constexpr int kStage = BK * (kLdA + kLdB);
+  static constexpr size_t kSmemBytes = sizeof(double) * kStages * kStage;
+  static_assert(kWM % 16 == 0 && kWN % 8 == 0, "a warp tile is a whole number of 16 x 8 mma pieces");
+  static_assert(BK % kMmaK == 0, "a slice is a whole number of mma k steps");
+  static_assert(kStages >= 2, "a pipeline needs two stages at least");
+  using Loader = SliceLoader<BM, BN, BK, kThreads, kLdA, kLdB, true>;
+};
+
+// The warp's B fragments of one stage: bf[ni][v] = B(t + 4 v, wn0 + 8 ni + g) of
+// the slice, that is Bs[t + 4 v][wn0 + 8 ni + g] (see Dmma::mma_16x8x16).
+template <class Cfg>
+__device__ __forceinline__ void load_b_fragments(const double* Bs, int wn0, int g, int t,
+                                                 double (&bf)[Cfg::kNI][4]) {
+  // LAB:SOLUTION-BEGIN  bf[ni][v] = Bs[(t + 4 v) * kLdB + wn0 + 8 ni + g]
+#pragma unroll
+  for (int ni = 0; ni < Cfg::kNI; ++ni)
+#pragma unroll
+    for (int v = 0; v < 4; ++v) bf[ni][v] = Bs[(t + 4 * v) * Cfg::kLdB + wn0 + 8 * ni + g];
+  // LAB:SKELETON
+  for (auto& piece : bf)
+    for (double& x : piece) x = 0.0;
+  // LAB:SOLUTION-END
+}
+
+// The A fragment of the 16-row piece starting at row r0 of the tile:
+// af[v0 + 2 v1] = A(r0 + g + 8 v0, t + 4 v1) of the slice. In the a_slot
+// order rows g and g + 8 of a piece are neighbours in a row of As: one double2
+// load per v1.
+template <class Cfg>
+__device__ __forceinline__ void load_a_fragment(const double* As, int r0, int g, int t, double (&af)[8]) {
+  // LAB:SOLUTION-BEGIN  for v1 = 0..3: one double2 at As[(t + 4 v1) * kLdA + a_slot<true>(r0 + g)] (rows g, g + 8)
+#pragma unroll
+  for (int v1 = 0; v1 < 4; ++v1) {
+    const double2 pair =
+        *reinterpret_cast<const double2*>(As + (t + 4 * v1) * Cfg::kLdA + a_slot<true>(r0 + g));
+    af[2 * v1] = pair.x;      // row g
+    af[2 * v1 + 1] = pair.y;  // row g + 8
+  }
+  // LAB:SKELETON
+  for (double& x : af) x = 0.0;
+  // LAB:SOLUTION-END
+}
+
+template <int BM, int BN, int BK, int kWarpsM, int kWarpsN, int kStages, int kShapeK, int kMinBlocks>
+__global__ void __launch_bounds__(DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStages>::kThreads, kMinBlocks)
+    dmma_kernel(double alpha, const double* __restrict__ a, int64_t lda, const double* __restrict__ b,
+                int64_t ldb, double beta, double* __restrict__ c, int64_t ldc, int64_t m, int64_t n,
+                int64_t k) {
+  using Cfg = DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStages>;
+  extern __shared__ __align__(16) double smem[];  // kStages x (As[BK][kLdA], Bs[BK][kLdB])
+  int64_t tm, tn;
+  tile_of_block(blockIdx.x, (m + BM - 1) / BM, (n + BN - 1) / BN, &tm, &tn);
+  const int64_t m0 = tm * BM, n0 = tn * BN;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int wm0 = (warp % kWarpsM) * Cfg::kWM, wn0 = (warp / kWarpsM) * Cfg::kWN;
+  const typename Cfg::Loader loader(a, lda, b, ldb, m0, n0, m, n, k);
+  double acc[Cfg::kMI][Cfg::kNI][4] = {};
+  const int64_t slices = (k + BK - 1) / BK;
+  // One commit per slice, even an empty one, so that "all but the newest
+  // kStages - 2 groups have landed" always means "slice s has landed".
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < slices) loader.copy(smem + s * Cfg::kStage, smem + s * Cfg::kStage + BK * Cfg::kLdA, s * BK);
+    Async::commit();
+  }
+  for (int64_t s = 0; s < slices; ++s) {
+    Async::wait<kStages - 2>();  // this thread's copies of slice s are done
+    __syncthreads();             // everyone's are, and everyone finished slice s - 1
+    // Refill the stage slice s - 1 used: nobody reads it any more.
+    const int64_t next = s + kStages - 1;
+    double* const fill = smem + (next % kStages) * Cfg::kStage;
+    if (next < slices) loader.copy(fill, fill + BK * Cfg::kLdA, next * BK);
+    Async::commit();
+
+    const double* const stage = smem + (s % kStages) * Cfg::kStage;
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += kMmaK) {
+      const double* As = stage + kk * Cfg::kLdA;
+      const double* Bs = stage + BK * Cfg::kLdA + kk * Cfg::kLdB;
+      // B fragments for every piece in the warp's columns; then A fragments one
+      // 16-row piece at a time, each used kNI times.
+      double bf[Cfg::kNI][4];
+      load_b_fragments<Cfg>(Bs, wn0, g, t, bf);
+#pragma unroll
+      for (int mi = 0; mi < Cfg::kMI; ++mi) {
+        double af[8];
+        load_a_fragment<Cfg>(As, wm0 + 16 * mi, g, t, af);
+#pragma unroll
+        for (int ni = 0; ni < Cfg::kNI; ++ni) Dmma::mma_16x8x16<kShapeK>(acc[mi][ni], af, bf[ni]);
+      }
+    }
+  }
+  Async::wait<0>();  // leave no copy in flight (the last groups are empty)
+  // The epilogue: acc[mi][ni][v0 + 2 v1] is C(row, col) with
+  // row = wm0 + 16 mi + g + 8 v1 and col = wn0 + 8 ni + 2 t + v0 within the tile.
+#pragma unroll
+  for (int mi = 0; mi < Cfg::kMI; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < Cfg::kNI; ++ni)
+#pragma unroll
+      for (int v = 0; v < 4; ++v) {
+        const int64_t i = m0 + wm0 + 16 * mi + g + 8 * (v / 2), j = n0 + wn0 + 8 * ni + 2 * t + v % 2;
+        if (i < m && j < n) {
+          double& cij = c[i + j * ldc];
+          cij = alpha * acc[mi][ni][v] + (beta == 0.0 ? 0.0 : beta * cij);
+        }
+      }
+}
+
+template <int BM, int BN, int BK, int kWarpsM, int kWarpsN, int kStages, int kShapeK = 16, int kMinBlocks = 1>
+void launch(double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta, lab::MatView C,
+            cudaStream_t stream) {
+  using Cfg = DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStages>;
+  auto kernel = dmma_kernel<BM, BN, BK, kWarpsM, kWarpsN, kStages, kShapeK, kMinBlocks>;
+  static const bool opted_in = [&] {
+    LAB_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::kSmemBytes)));
+    return true;
+  }();
+  (void)opted_in;
+  const int64_t tiles = ((C.rows + BM - 1) / BM) * ((C.cols + BN - 1) / BN);
+  kernel<<<unsigned(tiles), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(alpha, A.data, A.ld, B.data, B.ld, beta,
+                                                                      C.data, C.ld, C.rows, C.cols, A.cols);
+  LAB_CUDA_CHECK_LAUNCH();
+}
+
+// The block tiles this file is built with (bm, bn, bk), their warps and pipeline depth.
+using Launcher = void (*)(double, lab::ConstMatView, lab::ConstMatView, double, lab::MatView, cudaStream_t);
+struct KernelChoice {
+  int bm, bn, bk;
+  Launcher run;
+};
+// Measured on an H100 (see the handout): 8 warps of 64 x 32 on 128 x 128 tiles
+// with two m16n8k8 per piece were fastest from n = 2048 up; below that 128 x 128
+// tiles leave multiprocessors idle, and 64 x 64 tiles (four warps, three blocks
+// per multiprocessor) win.
+constexpr KernelChoice kKernels[] = {
+    {128, 128, 16, launch<128, 128, 16, 2, 4, 4, 8>},    // 8 warps of 64 x 32
+    {128, 64, 16, launch<128, 64, 16, 2, 4, 4, 16, 2>},  // 8 warps of 64 x 16, two blocks per multiprocessor
+    {64, 64, 16, launch<64, 64, 16, 2, 2, 4, 16>},       // 4 warps of 32 x 32
+};
+
+// The largest tile that still gives every multiprocessor a block.
+lab::step06::Tile pick(int64_t m, int64_t n) {
+  const int64_t sms = lab::cuda::device_info().sm_count;
+  const int64_t big_tiles = ((m + 127) / 128) * ((n + 127) / 128);
+  return big_tiles >= sms ? lab::step06::Tile{128, 128, 16} : lab::step06::Tile{64, 64, 16};
+}
+
+}  // namespace
+
+bool lab::step06::dmma_supported(std::string* why) {
+  std::string no_device;
+  if (!cuda::device_available(&no_device)) {
+    if (why) *why = no_device;
+    return false;
+  }
+  const cuda::DeviceInfo& d = cuda::device_info();
+  if (d.cc_major >= 8) return true;
+  if (why)
+    *why = "FP64 tensor cores need compute capability 8.0 or later; " + d.name + " has " +
+           std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
+  return false;
+}
+
+void lab::step06::dgemm_dmma(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
+                             cudaStream_t stream, Tile tile) {
+  check_gemm_args(A, B, C);
+  if (cuda::gemm_quick_return(alpha, A, B, beta, C, stream)) return;
+  std::string why;
+  if (!dmma_supported(&why)) throw std::runtime_error("step06 dgemm_dmma: " + why);
+  // LAB:SOLUTION-BEGIN
+  // LAB:SKELETON
+  LAB_TODO("step06 dgemm_dmma: write the two fragment loaders (see the handout), then delete this line");
+  // LAB:SOLUTION-END
+  if (tile.bm == 0) tile = pick(C.rows, C.cols);
+  if (tile.bk == 0) tile.bk = 16;
+  std::string known;
+  for (const KernelChoice& v : kKernels) {
+    if (v.bm == tile.bm && v.bn == tile.bn && v.bk == tile.bk) return v.run(alpha, A, B, beta, C, stream);
+    known += " " + std::to_string(v.bm) + "," + std::to_string(v.bn) + "," + std::to_string(v.bk);
+  }
+  throw std::invalid_argument("step06 dgemm_dmma: no kernel for tile " + std::to_string(tile.bm) + "," +
+                              std::to_string(tile.bn) + "," + std::to_string(tile.bk) + " (built:" + known +
+                              ")");
+}

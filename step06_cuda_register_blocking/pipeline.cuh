@@ -1,0 +1,121 @@
+// step06 — given: the asynchronous copies that feed both kernels of the step.
+//
+// cp.async (sm_80 and later) copies global memory straight into shared memory
+// without passing through registers, and without making the thread wait: a
+// thread issues the copies of a later slice of k, goes on computing the current
+// one, and waits for the copies only when it needs their data. Copies are
+// grouped (commit) and waited for by group (wait<N>: all but the newest N).
+#pragma once
+
+#include <cstdint>
+
+namespace lab::step06::detail {
+
+struct Async {
+  // 8 bytes global -> shared; with valid == false the destination is zero-filled
+  // and nothing is read.
+  __device__ __forceinline__ static void copy8(double* dst, const double* src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 8 : 0)
+                 : "memory");
+#else
+    *dst = valid ? *src : 0.0;  // the same effect, synchronously, before sm_80
+#endif
+  }
+  __device__ __forceinline__ static void commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+  }
+  template <int kPending>
+  __device__ __forceinline__ static void wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+#endif
+  }
+};
+
+/// Where row i of the block's A tile goes in a row of As when kPairRows: within
+/// each group of 16 rows, rows r and r + 8 sit side by side (the DMMA kernel
+/// loads such a pair with one 16-byte load). Otherwise rows stay in order.
+template <bool kPairRows>
+__host__ __device__ constexpr int a_slot(int i) {
+  return kPairRows ? (i & ~15) | ((i & 7) << 1) | ((i >> 3) & 1) : i;
+}
+
+/// Copies one BK-wide slice of the block's A (BM x BK) and B (BK x BN) into
+/// k-major shared tiles As[p][a_slot(i)] (row stride kLdA) and Bs[p][j] (row
+/// stride kLdB): B is transposed on the way, so that a row of Bs holds what one
+/// k step needs of BN columns. Out-of-range elements are zero-filled, which adds
+/// nothing to the products: any m, n, k works. Each thread's addresses are one
+/// base pointer plus compile-time offsets (or one of a few run-time strides),
+/// which keeps them out of the registers the accumulators need.
+template <int BM, int BN, int BK, int kThreads, int kLdA, int kLdB, bool kPairRows>
+struct SliceLoader {
+  // A: the threads form a 16 (rows) x kThreads / 16 grid. With as many columns
+  // as BK or fewer, column ap copies k offsets ap + kAPThreads pp of rows
+  // ai + 16 r; with more (many threads, thin slices), the extra columns take
+  // the next groups of 16 rows. Half-warps copy 16 consecutive rows: 128
+  // contiguous bytes of a column.
+  static constexpr int kAPThreads = kThreads / 16;
+  static constexpr int kRowGroups = kAPThreads > BK ? kAPThreads / BK : 1;
+  static constexpr int kAPasses = kAPThreads > BK ? 1 : BK / kAPThreads;
+  static constexpr int kARows = BM / 16 / kRowGroups;  // 16-row chunks per thread
+  // B: 4 (k) x kThreads / 4 (columns); a thread copies k offsets bq + 4 pg of
+  // columns bc + kBCols cp. Four neighbouring threads copy one 32-byte sector.
+  static constexpr int kBCols = kThreads / 4, kBColPasses = BN / kBCols, kBKGroups = BK / 4;
+  static_assert(kThreads % 16 == 0 && BM % (16 * kRowGroups) == 0 &&
+                    (BK % kAPThreads == 0 || kAPThreads % BK == 0),
+                "the A copy grid (16 rows x kThreads / 16) must tile BM x BK");
+  static_assert(BK % 4 == 0 && BN % kBCols == 0,
+                "the B copy grid (4 k x kThreads / 4 columns) must tile BK x BN");
+
+  const double* a_ptr;  // A(m0 + a_row, a_p)
+  const double* b_ptr;  // B(bq, n0 + bc)
+  int64_t lda, ldb, rows_left, cols_left, k;
+  int a_slot0, a_p, bq, bc;  // a_slot0: where this thread's first row goes in a row of As
+
+  __device__ SliceLoader(const double* a, int64_t lda_, const double* b, int64_t ldb_, int64_t m0, int64_t n0,
+                         int64_t m, int64_t n, int64_t k_)
+      : lda(lda_), ldb(ldb_), k(k_) {
+    const int ai = threadIdx.x % 16, ap = threadIdx.x / 16;
+    const int a_row = ai + 16 * (ap / BK);  // ap / BK > 0 only when kRowGroups > 1
+    a_p = ap % BK;
+    a_slot0 = a_slot<kPairRows>(ai) + 16 * (ap / BK);
+    bq = threadIdx.x % 4;
+    bc = threadIdx.x / 4;
+    a_ptr = a + (m0 + a_row) + a_p * lda;
+    b_ptr = b + bq + (n0 + bc) * ldb;
+    rows_left = m - m0 - a_row;
+    cols_left = n - n0 - bc;
+  }
+
+  /// Issues the copies of the slice that starts at k offset p0 into As, Bs.
+  __device__ __forceinline__ void copy(double* As, double* Bs, int64_t p0) const {
+    const int64_t k_left = k - p0;
+    const double* a_slice = a_ptr + p0 * lda;
+#pragma unroll
+    for (int pp = 0; pp < kAPasses; ++pp) {
+      const int p = a_p + kAPThreads * pp;
+#pragma unroll
+      for (int r = 0; r < kARows; ++r) {
+        const int row = 16 * kRowGroups * r;  // offset from this thread's first row
+        const bool ok = row < rows_left && p < k_left;
+        Async::copy8(As + p * kLdA + a_slot0 + row, ok ? a_slice + kAPThreads * pp * lda + row : a_ptr, ok);
+      }
+    }
+#pragma unroll
+    for (int cp = 0; cp < kBColPasses; ++cp) {
+#pragma unroll
+      for (int pg = 0; pg < kBKGroups; ++pg) {
+        const int p = bq + 4 * pg;
+        const bool ok = kBCols * cp < cols_left && p < k_left;
+        Async::copy8(Bs + p * kLdB + bc + kBCols * cp, ok ? b_ptr + p0 + 4 * pg + kBCols * cp * ldb : b_ptr,
+                     ok);
+      }
+    }
+  }
+};
+
+}  // namespace lab::step06::detail

@@ -1,0 +1,32 @@
+// The variants of step06, as the benchmark CLI and the ladder know them.
+// --tile bm,bn[,bk] picks a block tile (see the handout for the ones built).
+#include <stdexcept>
+
+#include "register_blocking.hpp"
+
+namespace {
+using lab::GemmCall;
+
+cudaStream_t stream_of(const GemmCall& c) { return static_cast<cudaStream_t>(c.stream); }
+
+lab::step06::Tile tile_of(const GemmCall& c) {
+  lab::step06::Tile t;
+  const auto& v = c.params->tile;
+  if (v.empty()) return t;
+  if (v.size() < 2 || v.size() > 3) throw std::invalid_argument("--tile takes bm,bn or bm,bn,bk");
+  t.bm = int(v[0]);
+  t.bn = int(v[1]);
+  t.bk = v.size() == 3 ? int(v[2]) : 0;
+  return t;
+}
+
+LAB_REGISTER_VARIANT(
+    {"step06", "simt", LAB_IMPL_NAME, lab::Backend::gpu,
+     [](const GemmCall& c) { lab::step06::dgemm(c.alpha, c.A, c.B, c.beta, c.C, stream_of(c), tile_of(c)); },
+     "CUDA cores: 8 x 8 doubles of C per thread, 64 x 32 per warp, double-buffered shared memory"});
+LAB_REGISTER_VARIANT({"step06", "dmma", LAB_IMPL_NAME, lab::Backend::gpu,
+                      [](const GemmCall& c) {
+                        lab::step06::dgemm_dmma(c.alpha, c.A, c.B, c.beta, c.C, stream_of(c), tile_of(c));
+                      },
+                      "FP64 tensor cores: mma.sync 16 x 8 x 16, 4-stage cp.async pipeline (sm_80 or later)"});
+}  // namespace

@@ -1,0 +1,43 @@
+// step06_cuda_register_blocking — each thread computes an 8 x 8 block of C in
+// registers; bonus: the FP64 tensor cores (DMMA) through mma.sync.
+//
+// Every function takes DEVICE views and queues its work on `stream`; the
+// kernel contract holds as in every step.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "lab/matrix.hpp"
+#include "lab/registry.hpp"
+
+namespace lab::step06 {
+inline namespace LAB_IMPL_NS {
+
+/// The block tile a kernel runs with: bm x bn of C per block, bk of k per
+/// stage. Zeros mean "the launcher picks" (from the shape and the GPU); a
+/// shape the kernel was not built for throws std::invalid_argument listing
+/// the ones it was.
+struct Tile {
+  int bm = 0, bn = 0, bk = 0;
+};
+
+/// C <- alpha * A * B + beta * C on the CUDA cores: 8 x 8 register blocks per
+/// thread, warp tiling, B transposed into shared memory, double-buffered
+/// shared memory with the next tile prefetched from global memory.
+void dgemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, cudaStream_t stream,
+           Tile tile = {});
+
+/// True when the current GPU has FP64 tensor cores (compute capability 8.0 or
+/// later); otherwise `why` says what it has.
+bool dmma_supported(std::string* why = nullptr);
+
+/// The same product on the FP64 tensor cores (mma.sync, 16 x 8 x 16 on sm_90,
+/// 8 x 8 x 4 on sm_80/86/89), with a multi-stage cp.async pipeline. Throws
+/// std::runtime_error where dmma_supported() is false.
+void dgemm_dmma(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, cudaStream_t stream,
+                Tile tile = {});
+
+}  // namespace LAB_IMPL_NS
+}  // namespace lab::step06
