@@ -38,6 +38,7 @@ __attribute__((target("avx512f"))) void kernel(int64_t kc, const double* a, cons
   __m512d lo[kNr], hi[kNr];  // rows 0..7 and 8..15 of each column of the tile
 #pragma GCC unroll 14
   for (int j = 0; j < kNr; ++j) lo[j] = hi[j] = _mm512_setzero_pd();
+#pragma GCC unroll 4
   for (int64_t p = 0; p < kc; ++p, a += kMr, b += kNr) {
     const __m512d a_lo = _mm512_load_pd(a), a_hi = _mm512_load_pd(a + 8);
 #pragma GCC unroll 14

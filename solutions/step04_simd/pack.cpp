@@ -13,14 +13,18 @@
 #include "microkernel.hpp"
 
 void lab::step04::pack_a(double alpha, ConstMatView A, int mr, double* dst) {
-  // LAB:SOLUTION-BEGIN  for each panel of mr rows, for each p: the mr values alpha * A(i0.., p), zeros past A.rows
+  // LAB:SOLUTION-BEGIN  for each p, for each panel of mr rows: the mr values alpha * A(i0.., p), zeros past A.rows
+  // A is read down its columns (stride 1, one page after the other) and each
+  // column is dealt out to the panels; panel q starts at dst + q * mr * kb.
   // alpha is folded in here: mb * kb multiplications per packed block, none in the kernel.
-  for (int64_t i0 = 0; i0 < A.rows; i0 += mr) {
-    const int64_t rows = std::min<int64_t>(mr, A.rows - i0);
-    for (int64_t p = 0; p < A.cols; ++p, dst += mr) {
-      const double* src = &A(i0, p);
-      for (int64_t i = 0; i < rows; ++i) dst[i] = alpha * src[i];
-      for (int64_t i = rows; i < mr; ++i) dst[i] = 0.0;
+  const int64_t panel_size = mr * A.cols;
+  for (int64_t p = 0; p < A.cols; ++p) {
+    const double* src = &A(0, p);
+    double* d = dst + p * mr;
+    for (int64_t i0 = 0; i0 < A.rows; i0 += mr, d += panel_size) {
+      const int64_t rows = std::min<int64_t>(mr, A.rows - i0);
+      for (int64_t i = 0; i < rows; ++i) d[i] = alpha * src[i0 + i];
+      for (int64_t i = rows; i < mr; ++i) d[i] = 0.0;
     }
   }
   // LAB:SKELETON

@@ -38,8 +38,17 @@ struct Plan {
   int64_t mc_max;  // the largest A block a thread packs
 };
 
+// The size of the blocks that cut `extent` into as few blocks of at most
+// `block` as possible, all about equally big (and multiples of `multiple`): a
+// thin last block (n = 4096 in blocks of 4088 would leave 8 columns) would cost
+// a whole pass of packing for little work.
+int64_t balanced(int64_t extent, int64_t block, int64_t multiple) {
+  const int64_t blocks = ceil_div(extent, block);
+  return round_up(ceil_div(extent, blocks), multiple);
+}
+
 Plan make_plan(const MicroKernel& uk, lab::step04::Blocking blk, int64_t m, int64_t n, int64_t k) {
-  Plan p{uk, std::min(blk.kc, k), std::min(round_up(blk.nc, uk.nr), round_up(n, uk.nr)), 0, 1, 1, 1, 0};
+  Plan p{uk, balanced(k, blk.kc, 1), balanced(n, round_up(blk.nc, uk.nr), uk.nr), 0, 1, 1, 1, 0};
   p.threads = omp_in_parallel() ? 1 : omp_get_max_threads();  // nested: this thread's share is the job
   const int64_t row_panels = ceil_div(m, uk.mr);
   p.tm = static_cast<int>(std::min<int64_t>(p.threads, row_panels));
@@ -62,8 +71,7 @@ struct Share {
   if (s.ti >= p.tm) return s;  // an idle thread (threads not a multiple of tn)
   s.r0 = std::min(m, s.ti * p.rows_per_thread);
   s.r1 = std::min(m, s.r0 + p.rows_per_thread);
-  const int64_t blocks = std::max<int64_t>(1, ceil_div(s.r1 - s.r0, p.mc_max));
-  s.mc = round_up(ceil_div(s.r1 - s.r0, blocks), p.uk.mr);
+  s.mc = s.r1 > s.r0 ? balanced(s.r1 - s.r0, p.mc_max, p.uk.mr) : p.uk.mr;
   return s;
 }
 
