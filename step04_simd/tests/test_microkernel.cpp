@@ -2,7 +2,7 @@
 // (microkernel.hpp), and the two packing routines against their layouts.
 #include <gtest/gtest.h>
 
-#include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -64,6 +64,32 @@ TEST_P(Step04MicroKernel, KeepsItsContract) {
 INSTANTIATE_TEST_SUITE_P(EveryIsa, Step04MicroKernel, ::testing::Values(Isa::avx512, Isa::avx2, Isa::generic),
                          isa_param_name);
 
+namespace {
+
+// Packs a block of `extent` rows (A) or columns (B) with `pack`, then checks the
+// layout: value t of step p of panel q sits at dst[(q * kb + p) * width + t]
+// and equals want(q * width + t, p), zero past `extent`; the cells after the
+// last panel keep their guard value.
+void expect_panels(int64_t extent, int64_t kb, int width, const std::function<void(double*)>& pack,
+                   const std::function<double(int64_t index, int64_t p)>& want) {
+  const int64_t panels = (extent + width - 1) / width;
+  lab::Matrix dst(panels * width * kb + 8, 1);
+  dst.fill_all(kGuard);
+  pack(dst.data());
+  for (int64_t q = 0; q < panels; ++q) {
+    for (int64_t p = 0; p < kb; ++p) {
+      for (int t = 0; t < width; ++t) {
+        const int64_t index = q * width + t;
+        ASSERT_EQ(index < extent ? want(index, p) : 0.0, dst.data()[(q * kb + p) * width + t])
+            << "panel " << q << ", p " << p << ", position " << t;
+      }
+    }
+  }
+  for (int64_t e = panels * width * kb; e < dst.size(); ++e) ASSERT_EQ(kGuard, dst.data()[e]) << "wrote past the panels";
+}
+
+}  // namespace
+
 TEST(Step04Pack, PanelsOfAScaledAndZeroPadded) {
   const uint64_t seed = lab::testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -73,20 +99,9 @@ TEST(Step04Pack, PanelsOfAScaledAndZeroPadded) {
       lab::Matrix A(mb + 4, kb + 1, mb + 6);  // the block sits at (2, 1) of a bigger matrix
       A.fill_random(seed);
       const lab::ConstMatView block = A.cview().block(2, 1, mb, kb);
-      const int64_t panels = (mb + mr - 1) / mr;
-      lab::Matrix dst(panels * mr * kb + 8, 1);
-      dst.fill_all(kGuard);
-      lab::step04::pack_a(-2.0, block, mr, dst.data());
-      for (int64_t q = 0; q < panels; ++q) {
-        for (int64_t p = 0; p < kb; ++p) {
-          for (int i = 0; i < mr; ++i) {
-            const int64_t row = q * mr + i;
-            const double want = row < mb ? -2.0 * block(row, p) : 0.0;
-            ASSERT_EQ(want, dst.data()[(q * kb + p) * mr + i]) << "panel " << q << ", p " << p << ", i " << i;
-          }
-        }
-      }
-      for (int64_t e = panels * mr * kb; e < dst.size(); ++e) ASSERT_EQ(kGuard, dst.data()[e]) << "wrote past the panels";
+      expect_panels(
+          mb, kb, mr, [&](double* dst) { lab::step04::pack_a(-2.0, block, mr, dst); },
+          [&](int64_t i, int64_t p) { return -2.0 * block(i, p); });
     }
   }
 }
@@ -100,20 +115,9 @@ TEST(Step04Pack, PanelsOfBZeroPadded) {
       lab::Matrix B(kb + 3, nb + 2, kb + 5);  // the block sits at (1, 2) of a bigger matrix
       B.fill_random(seed);
       const lab::ConstMatView block = B.cview().block(1, 2, kb, nb);
-      const int64_t panels = (nb + nr - 1) / nr;
-      lab::Matrix dst(panels * nr * kb + 8, 1);
-      dst.fill_all(kGuard);
-      lab::step04::pack_b(block, nr, dst.data());
-      for (int64_t q = 0; q < panels; ++q) {
-        for (int64_t p = 0; p < kb; ++p) {
-          for (int j = 0; j < nr; ++j) {
-            const int64_t col = q * nr + j;
-            const double want = col < nb ? block(p, col) : 0.0;
-            ASSERT_EQ(want, dst.data()[(q * kb + p) * nr + j]) << "panel " << q << ", p " << p << ", j " << j;
-          }
-        }
-      }
-      for (int64_t e = panels * nr * kb; e < dst.size(); ++e) ASSERT_EQ(kGuard, dst.data()[e]) << "wrote past the panels";
+      expect_panels(
+          nb, kb, nr, [&](double* dst) { lab::step04::pack_b(block, nr, dst); },
+          [&](int64_t j, int64_t p) { return block(p, j); });
     }
   }
 }
