@@ -18,6 +18,7 @@
 #include "lab/cuda.hpp"
 #include "lab/gemm_args.hpp"
 #include "lab/todo.hpp"
+#include "launch.cuh"
 #include "pipeline.cuh"
 #include "register_blocking.hpp"
 #include "tile_order.cuh"
@@ -25,8 +26,11 @@
 namespace {
 
 using lab::step06::detail::a_slot;
-using lab::step06::detail::Async;
+using lab::step06::detail::allow_dynamic_smem;
+using lab::step06::detail::for_each_slice;
+using lab::step06::detail::KernelChoice;
 using lab::step06::detail::SliceLoader;
+using lab::step06::detail::tile_count;
 using lab::step06::detail::tile_of_block;
 
 constexpr int kMmaK = 16;  // the k of one mma.sync.m16n8k16
@@ -97,7 +101,6 @@ struct DmmaConfig {
   static constexpr size_t kSmemBytes = sizeof(double) * kStages * kStage;
   static_assert(kWM % 16 == 0 && kWN % 8 == 0, "a warp tile is a whole number of 16 x 8 mma pieces");
   static_assert(BK % kMmaK == 0, "a slice is a whole number of mma k steps");
-  static_assert(kStages >= 2, "a pipeline needs two stages at least");
   using Loader = SliceLoader<BM, BN, BK, kThreads, kLdA, kLdB, true>;
 };
 
@@ -136,8 +139,8 @@ __device__ __forceinline__ void load_a_fragment(const double* As, int r0, int g,
   // LAB:SOLUTION-END
 }
 
-template <int BM, int BN, int BK, int kWarpsM, int kWarpsN, int kStages, int kShapeK, int kMinBlocks>
-__global__ void __launch_bounds__(DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStages>::kThreads, kMinBlocks)
+template <int BM, int BN, int BK, int kWarpsM, int kWarpsN, int kStages, int kShapeK>
+__global__ void __launch_bounds__(DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStages>::kThreads, 1)
     dmma_kernel(double alpha, const double* __restrict__ a, int64_t lda, const double* __restrict__ b,
                 int64_t ldb, double beta, double* __restrict__ c, int64_t ldc, int64_t m, int64_t n,
                 int64_t k) {
@@ -150,42 +153,23 @@ __global__ void __launch_bounds__(DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStag
   const int wm0 = (warp % kWarpsM) * Cfg::kWM, wn0 = (warp / kWarpsM) * Cfg::kWN;
   const typename Cfg::Loader loader(a, lda, b, ldb, m0, n0, m, n, k);
   double acc[Cfg::kMI][Cfg::kNI][4] = {};
-  const int64_t slices = (k + BK - 1) / BK;
-  // One commit per slice, even an empty one, so that "all but the newest
-  // kStages - 2 groups have landed" always means "slice s has landed".
+  for_each_slice<kStages, BK, Cfg::kLdA, Cfg::kStage>(
+      loader, smem, k, [&](const double* As, const double* Bs) {
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < slices) loader.copy(smem + s * Cfg::kStage, smem + s * Cfg::kStage + BK * Cfg::kLdA, s * BK);
-    Async::commit();
-  }
-  for (int64_t s = 0; s < slices; ++s) {
-    Async::wait<kStages - 2>();  // this thread's copies of slice s are done
-    __syncthreads();             // everyone's are, and everyone finished slice s - 1
-    // Refill the stage slice s - 1 used: nobody reads it any more.
-    const int64_t next = s + kStages - 1;
-    double* const fill = smem + (next % kStages) * Cfg::kStage;
-    if (next < slices) loader.copy(fill, fill + BK * Cfg::kLdA, next * BK);
-    Async::commit();
-
-    const double* const stage = smem + (s % kStages) * Cfg::kStage;
+        for (int kk = 0; kk < BK; kk += kMmaK) {
+          // B fragments for every piece in the warp's columns; then A fragments one
+          // 16-row piece at a time, each used kNI times.
+          double bf[Cfg::kNI][4];
+          load_b_fragments<Cfg>(Bs + kk * Cfg::kLdB, wn0, g, t, bf);
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += kMmaK) {
-      const double* As = stage + kk * Cfg::kLdA;
-      const double* Bs = stage + BK * Cfg::kLdA + kk * Cfg::kLdB;
-      // B fragments for every piece in the warp's columns; then A fragments one
-      // 16-row piece at a time, each used kNI times.
-      double bf[Cfg::kNI][4];
-      load_b_fragments<Cfg>(Bs, wn0, g, t, bf);
+          for (int mi = 0; mi < Cfg::kMI; ++mi) {
+            double af[8];
+            load_a_fragment<Cfg>(As + kk * Cfg::kLdA, wm0 + 16 * mi, g, t, af);
 #pragma unroll
-      for (int mi = 0; mi < Cfg::kMI; ++mi) {
-        double af[8];
-        load_a_fragment<Cfg>(As, wm0 + 16 * mi, g, t, af);
-#pragma unroll
-        for (int ni = 0; ni < Cfg::kNI; ++ni) Dmma::mma_16x8x16<kShapeK>(acc[mi][ni], af, bf[ni]);
-      }
-    }
-  }
-  Async::wait<0>();  // leave no copy in flight (the last groups are empty)
+            for (int ni = 0; ni < Cfg::kNI; ++ni) Dmma::mma_16x8x16<kShapeK>(acc[mi][ni], af, bf[ni]);
+          }
+        }
+      });
   // The epilogue: acc[mi][ni][v0 + 2 v1] is C(row, col) with
   // row = wm0 + 16 mi + g + 8 v1 and col = wn0 + 8 ni + 2 t + v0 within the tile.
 #pragma unroll
@@ -202,37 +186,25 @@ __global__ void __launch_bounds__(DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStag
       }
 }
 
-template <int BM, int BN, int BK, int kWarpsM, int kWarpsN, int kStages, int kShapeK = 16, int kMinBlocks = 1>
+template <int BM, int BN, int BK, int kWarpsM, int kWarpsN, int kStages, int kShapeK>
 void launch(double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta, lab::MatView C,
             cudaStream_t stream) {
   using Cfg = DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStages>;
-  auto kernel = dmma_kernel<BM, BN, BK, kWarpsM, kWarpsN, kStages, kShapeK, kMinBlocks>;
-  static const bool opted_in = [&] {
-    LAB_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::kSmemBytes)));
-    return true;
-  }();
-  (void)opted_in;
-  const int64_t tiles = ((C.rows + BM - 1) / BM) * ((C.cols + BN - 1) / BN);
-  kernel<<<unsigned(tiles), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(alpha, A.data, A.ld, B.data, B.ld, beta,
-                                                                      C.data, C.ld, C.rows, C.cols, A.cols);
+  auto kernel = dmma_kernel<BM, BN, BK, kWarpsM, kWarpsN, kStages, kShapeK>;
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), Cfg::kSmemBytes);
+  kernel<<<tile_count(C, BM, BN), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
+      alpha, A.data, A.ld, B.data, B.ld, beta, C.data, C.ld, C.rows, C.cols, A.cols);
   LAB_CUDA_CHECK_LAUNCH();
 }
 
 // The block tiles this file is built with (bm, bn, bk), their warps and pipeline depth.
-using Launcher = void (*)(double, lab::ConstMatView, lab::ConstMatView, double, lab::MatView, cudaStream_t);
-struct KernelChoice {
-  int bm, bn, bk;
-  Launcher run;
-};
 // Measured on an H100 (see the handout): 8 warps of 64 x 32 on 128 x 128 tiles
 // with two m16n8k8 per piece were fastest from n = 2048 up; below that 128 x 128
-// tiles leave multiprocessors idle, and 64 x 64 tiles (four warps, three blocks
-// per multiprocessor) win.
+// tiles leave multiprocessors idle, and 64 x 64 tiles (four warps, up to three
+// blocks per multiprocessor) win. The last template argument is kShapeK.
 constexpr KernelChoice kKernels[] = {
-    {128, 128, 16, launch<128, 128, 16, 2, 4, 4, 8>},    // 8 warps of 64 x 32
-    {128, 64, 16, launch<128, 64, 16, 2, 4, 4, 16, 2>},  // 8 warps of 64 x 16, two blocks per multiprocessor
-    {64, 64, 16, launch<64, 64, 16, 2, 2, 4, 16>},       // 4 warps of 32 x 32
+    {128, 128, 16, launch<128, 128, 16, 2, 4, 4, 8>},  // 8 warps of 64 x 32
+    {64, 64, 16, launch<64, 64, 16, 2, 2, 4, 16>},     // 4 warps of 32 x 32
 };
 
 // The largest tile that still gives every multiprocessor a block.
@@ -270,12 +242,5 @@ void lab::step06::dgemm_dmma(double alpha, ConstMatView A, ConstMatView B, doubl
   // LAB:SOLUTION-END
   if (tile.bm == 0) tile = pick(C.rows, C.cols);
   if (tile.bk == 0) tile.bk = 16;
-  std::string known;
-  for (const KernelChoice& v : kKernels) {
-    if (v.bm == tile.bm && v.bn == tile.bn && v.bk == tile.bk) return v.run(alpha, A, B, beta, C, stream);
-    known += " " + std::to_string(v.bm) + "," + std::to_string(v.bn) + "," + std::to_string(v.bk);
-  }
-  throw std::invalid_argument("step06 dgemm_dmma: no kernel for tile " + std::to_string(tile.bm) + "," +
-                              std::to_string(tile.bn) + "," + std::to_string(tile.bk) + " (built:" + known +
-                              ")");
+  detail::run_tile("step06 dgemm_dmma", kKernels, tile, alpha, A, B, beta, C, stream);
 }

@@ -118,4 +118,37 @@ struct SliceLoader {
   }
 };
 
+/// The ring of kStages shared-memory stages (kStage doubles each: As, then Bs
+/// at BK * kLdA), one BK-wide slice of k per stage. Before the block computes
+/// slice s it issues the copies of slice s + kStages - 1 into the stage that
+/// slice s - 1 used, so the loads of later slices are in flight while it
+/// computes; one __syncthreads per slice is all the ordering needed. With
+/// kStages = 2 this is the classic double buffer. Calls compute(As, Bs) for
+/// every slice in order; zero-filled rows and columns make any k work.
+template <int kStages, int BK, int kLdA, int kStage, class Loader, class Compute>
+__device__ __forceinline__ void for_each_slice(const Loader& loader, double* smem, int64_t k,
+                                               Compute&& compute) {
+  static_assert(kStages >= 2, "a pipeline needs two stages at least");
+  const int64_t slices = (k + BK - 1) / BK;
+  // One commit per slice, even an empty one, so that "all but the newest
+  // kStages - 2 groups have landed" always means "slice s has landed".
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < slices) loader.copy(smem + s * kStage, smem + s * kStage + BK * kLdA, s * BK);
+    Async::commit();
+  }
+  for (int64_t s = 0; s < slices; ++s) {
+    Async::wait<kStages - 2>();  // this thread's copies of slice s are done
+    __syncthreads();             // everyone's are, and everyone finished slice s - 1
+    // Refill the stage slice s - 1 used: nobody reads it any more.
+    const int64_t next = s + kStages - 1;
+    double* const fill = smem + (next % kStages) * kStage;
+    if (next < slices) loader.copy(fill, fill + BK * kLdA, next * BK);
+    Async::commit();
+    const double* const stage = smem + (s % kStages) * kStage;
+    compute(stage, stage + BK * kLdA);
+  }
+  Async::wait<0>();  // leave no copy in flight (the last groups are empty)
+}
+
 }  // namespace lab::step06::detail

@@ -1,12 +1,14 @@
 // step06 — TODO for the student: the register-blocked kernel on the CUDA cores.
 //
-// What to do: write the body of simt_kernel so that each thread accumulates an
-// 8 x 8 block of C in registers. The block's tiles of A and B arrive in shared
-// memory one BK-wide slice of k at a time, in a ring of kStages buffers: while
-// the block multiplies slice s, the copies of slice s + kStages - 1 are already
-// on their way (SliceLoader, given, issues them), so one __syncthreads per slice
-// is enough. With kStages = 2 this is the classic double buffer. The epilogue
-// (writing C) is given. Read step06_cuda_register_blocking/README.md first.
+// What to do: write the heart of simt_kernel, the multiply of one slice, so
+// that each thread accumulates an 8 x 8 block of C in registers. The block's
+// tiles of A and B arrive in shared memory one BK-wide slice of k at a time,
+// through a ring of kStages buffers that for_each_slice (pipeline.cuh, given)
+// keeps filled: while the block multiplies slice s, the copies of slice
+// s + kStages - 1 are already on their way. With kStages = 2 this is the
+// classic double buffer. The epilogue (writing C) is given too, and dgemm's
+// LAB_TODO goes once the slice multiply is written. Read
+// step06_cuda_register_blocking/README.md first.
 // Test:   ctest --test-dir build/both -L step06 --output-on-failure
 // Time:   build/both/bin/step06_cuda_register_blocking --n 4096 --variant simt
 #include <stdexcept>
@@ -15,14 +17,18 @@
 #include "lab/cuda.hpp"
 #include "lab/gemm_args.hpp"
 #include "lab/todo.hpp"
+#include "launch.cuh"
 #include "pipeline.cuh"
 #include "register_blocking.hpp"
 #include "tile_order.cuh"
 
 namespace {
 
-using lab::step06::detail::Async;
+using lab::step06::detail::allow_dynamic_smem;
+using lab::step06::detail::for_each_slice;
+using lab::step06::detail::KernelChoice;
 using lab::step06::detail::SliceLoader;
+using lab::step06::detail::tile_count;
 using lab::step06::detail::tile_of_block;
 
 // A warp computes a 64 x 32 tile of C: its 32 threads form an 8 x 4 grid, each
@@ -45,7 +51,6 @@ struct SimtConfig {
   static constexpr size_t kSmemBytes = sizeof(double) * kStages * kStage;
   static_assert(BM % kWarpM == 0 && BN % kWarpN == 0,
                 "the block tile must be a whole number of 64 x 32 warp tiles");
-  static_assert(kStages >= 2, "a pipeline needs two stages at least");
   using Loader = SliceLoader<BM, BN, BK, kThreads, kLdA, kLdB, false>;
 };
 
@@ -88,52 +93,36 @@ __global__ void __launch_bounds__(SimtConfig<BM, BN, BK, kStages>::kThreads, kMi
   const int wc = (warp / Cfg::kWarpsM) * kWarpN + 2 * (lane / 8);
   const typename Cfg::Loader loader(a, lda, b, ldb, m0, n0, m, n, k);
   double acc[kThreadM][kThreadN] = {};
-  // LAB:SOLUTION-BEGIN  prefetch kStages - 1 slices; per slice s: wait, sync, copy slice s + kStages - 1, multiply
-  const int64_t slices = (k + BK - 1) / BK;
-  // One commit per slice, even an empty one, so that "all but the newest
-  // kStages - 2 groups have landed" always means "slice s has landed".
+  for_each_slice<kStages, BK, Cfg::kLdA, Cfg::kStage>(
+      loader, smem, k, [&](const double* As, const double* Bs) {
+        // LAB:SOLUTION-BEGIN  for each p < BK: 4 + 4 double2 loads of this thread's A rows and B columns, 64 FMAs
+        const double* as = As + wr;
+        const double* bs = Bs + wc;
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < slices) loader.copy(smem + s * Cfg::kStage, smem + s * Cfg::kStage + BK * Cfg::kLdA, s * BK);
-    Async::commit();
-  }
-  for (int64_t s = 0; s < slices; ++s) {
-    Async::wait<kStages - 2>();  // this thread's copies of slice s are done
-    __syncthreads();             // everyone's are, and everyone finished slice s - 1
-    // Refill the buffer slice s - 1 used: nobody reads it any more.
-    const int64_t next = s + kStages - 1;
-    double* const fill = smem + (next % kStages) * Cfg::kStage;
-    if (next < slices) loader.copy(fill, fill + BK * Cfg::kLdA, next * BK);
-    Async::commit();
-
-    const double* as = smem + (s % kStages) * Cfg::kStage + wr;
-    const double* bs = smem + (s % kStages) * Cfg::kStage + BK * Cfg::kLdA + wc;
+        for (int p = 0; p < BK; ++p) {
+          // 4 + 4 double2 loads feed 64 FMAs: 8 values of A and 8 of B, each used
+          // 8 times straight from registers.
+          double av[kThreadM], bv[kThreadN];
 #pragma unroll
-    for (int p = 0; p < BK; ++p) {
-      // 4 + 4 double2 loads feed 64 FMAs: 8 values of A and 8 of B, each used
-      // 8 times straight from registers.
-      double av[kThreadM], bv[kThreadN];
+          for (int q = 0; q < kThreadM / 2; ++q) {
+            const double2 v = *reinterpret_cast<const double2*>(as + p * Cfg::kLdA + 16 * q);
+            av[2 * q] = v.x;
+            av[2 * q + 1] = v.y;
+          }
 #pragma unroll
-      for (int q = 0; q < kThreadM / 2; ++q) {
-        const double2 v = *reinterpret_cast<const double2*>(as + p * Cfg::kLdA + 16 * q);
-        av[2 * q] = v.x;
-        av[2 * q + 1] = v.y;
-      }
+          for (int q = 0; q < kThreadN / 2; ++q) {
+            const double2 v = *reinterpret_cast<const double2*>(bs + p * Cfg::kLdB + 8 * q);
+            bv[2 * q] = v.x;
+            bv[2 * q + 1] = v.y;
+          }
 #pragma unroll
-      for (int q = 0; q < kThreadN / 2; ++q) {
-        const double2 v = *reinterpret_cast<const double2*>(bs + p * Cfg::kLdB + 8 * q);
-        bv[2 * q] = v.x;
-        bv[2 * q + 1] = v.y;
-      }
+          for (int x = 0; x < kThreadM; ++x)
 #pragma unroll
-      for (int x = 0; x < kThreadM; ++x)
-#pragma unroll
-        for (int y = 0; y < kThreadN; ++y) acc[x][y] = fma(av[x], bv[y], acc[x][y]);
-    }
-  }
-  Async::wait<0>();  // leave no copy in flight (the last groups are empty)
-  // LAB:SKELETON
-  // LAB:SOLUTION-END
+            for (int y = 0; y < kThreadN; ++y) acc[x][y] = fma(av[x], bv[y], acc[x][y]);
+        }
+        // LAB:SKELETON
+        // LAB:SOLUTION-END
+      });
   Epilogue::write(acc, alpha, beta, c, ldc, m0 + wr, n0 + wc, m, n);
 }
 
@@ -142,25 +131,13 @@ void launch(double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta,
             cudaStream_t stream) {
   using Cfg = SimtConfig<BM, BN, BK, kStages>;
   auto kernel = simt_kernel<BM, BN, BK, kStages, kMinBlocks>;
-  // Above 48 KiB a block must opt in to its dynamic shared memory (once per kernel).
-  static const bool opted_in = [&] {
-    LAB_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::kSmemBytes)));
-    return true;
-  }();
-  (void)opted_in;
-  const int64_t tiles = ((C.rows + BM - 1) / BM) * ((C.cols + BN - 1) / BN);
-  kernel<<<unsigned(tiles), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(alpha, A.data, A.ld, B.data, B.ld, beta,
-                                                                      C.data, C.ld, C.rows, C.cols, A.cols);
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), Cfg::kSmemBytes);
+  kernel<<<tile_count(C, BM, BN), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
+      alpha, A.data, A.ld, B.data, B.ld, beta, C.data, C.ld, C.rows, C.cols, A.cols);
   LAB_CUDA_CHECK_LAUNCH();
 }
 
 // The block tiles this file is built with (bm, bn, bk) and their pipeline depth.
-using Launcher = void (*)(double, lab::ConstMatView, lab::ConstMatView, double, lab::MatView, cudaStream_t);
-struct KernelChoice {
-  int bm, bn, bk;
-  Launcher run;
-};
 // Measured on an H100 (see the handout): 128 x 128 tiles with k slices of 32
 // and a plain double buffer were fastest once every multiprocessor gets a
 // block; on smaller C, 128 x 64 tiles (two blocks per multiprocessor).
@@ -190,12 +167,5 @@ void lab::step06::dgemm(double alpha, ConstMatView A, ConstMatView B, double bet
   // LAB:SOLUTION-END
   if (tile.bm == 0) tile = pick(C.rows, C.cols);
   if (tile.bk == 0) tile.bk = 16;
-  std::string known;
-  for (const KernelChoice& v : kKernels) {
-    if (v.bm == tile.bm && v.bn == tile.bn && v.bk == tile.bk) return v.run(alpha, A, B, beta, C, stream);
-    known += " " + std::to_string(v.bm) + "," + std::to_string(v.bn) + "," + std::to_string(v.bk);
-  }
-  throw std::invalid_argument("step06 dgemm: no kernel for tile " + std::to_string(tile.bm) + "," +
-                              std::to_string(tile.bn) + "," + std::to_string(tile.bk) + " (built:" + known +
-                              ")");
+  detail::run_tile("step06 dgemm", kKernels, tile, alpha, A, B, beta, C, stream);
 }

@@ -1,0 +1,59 @@
+// step06 — given: launching the kernels of the step, one per block tile.
+//
+// Each kernel file is built with a few block tiles (bm x bn x bk); its
+// launcher list is a table of KernelChoice, and run_tile picks the row that
+// matches the tile asked for (--tile on the command line).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "lab/cuda.hpp"
+#include "register_blocking.hpp"
+
+namespace lab::step06::detail {
+
+using Launcher = void (*)(double, ConstMatView, ConstMatView, double, MatView, cudaStream_t);
+
+/// A block tile a kernel file is built with, and the function that launches it.
+struct KernelChoice {
+  int bm, bn, bk;
+  Launcher run;
+};
+
+/// Blocks needed to cover C with bm x bn tiles.
+inline unsigned tile_count(MatView C, int bm, int bn) {
+  return unsigned(((C.rows + bm - 1) / bm) * ((C.cols + bn - 1) / bn));
+}
+
+/// A block may use more than 48 KiB of dynamic shared memory only after its
+/// kernel opts in; this does it once per kernel.
+inline void allow_dynamic_smem(const void* kernel, size_t bytes) {
+  static std::mutex mu;
+  static std::set<const void*> done;
+  const std::lock_guard<std::mutex> lock(mu);
+  if (done.count(kernel)) return;
+  LAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  done.insert(kernel);
+}
+
+/// Runs the choice built for `tile`, or throws std::invalid_argument naming the built ones.
+template <size_t N>
+void run_tile(const char* who, const KernelChoice (&choices)[N], Tile tile, double alpha, ConstMatView A,
+              ConstMatView B, double beta, MatView C, cudaStream_t stream) {
+  std::string built;
+  for (const KernelChoice& k : choices) {
+    if (k.bm == tile.bm && k.bn == tile.bn && k.bk == tile.bk) return k.run(alpha, A, B, beta, C, stream);
+    built += " " + std::to_string(k.bm) + "," + std::to_string(k.bn) + "," + std::to_string(k.bk);
+  }
+  throw std::invalid_argument(std::string(who) + ": no kernel for tile " + std::to_string(tile.bm) + "," +
+                              std::to_string(tile.bn) + "," + std::to_string(tile.bk) + " (built:" + built +
+                              ")");
+}
+
+}  // namespace lab::step06::detail
