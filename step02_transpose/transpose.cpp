@@ -29,7 +29,7 @@ void lab::step02::dgemm(double alpha, ConstMatView A, ConstMatView B, double bet
   const MatView At{at_buffer.data(), k, m, k};
   transpose_scaled(alpha, A, At);
 
-  // TODO: for each column j (omp parallel for), each row i: C(i,j) = At(:,i) . B(:,j) + beta * C(i,j)
+  // TODO: omp parallel for over j; each i: C(i,j) = At(:,i) . B(:,j) + beta * C(i,j)
   (void)m, (void)n, (void)k;
   LAB_TODO("step02 dgemm: C(i,j) = At(:,i) . B(:,j) + beta * C(i,j) for every i, j");
 }

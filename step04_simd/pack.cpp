@@ -13,11 +13,11 @@
 #include "microkernel.hpp"
 
 void lab::step04::pack_a(double alpha, ConstMatView A, int mr, double* dst) {
-  // TODO: for each p, for each panel of mr rows: the mr values alpha * A(i0.., p), zeros past A.rows
+  // TODO: for each p and panel: the mr values alpha * A(i0.., p), zeros past A.rows
   LAB_TODO("step04 pack_a: mr x kb panels of alpha * A, zero-padded");
 }
 
 void lab::step04::pack_b(ConstMatView B, int nr, double* dst) {
-  // TODO: for each panel of nr columns, for each p: the nr values B(p, j0..), zeros past B.cols
+  // TODO: for each panel and p: the nr values B(p, j0..), zeros past B.cols
   LAB_TODO("step04 pack_b: kb x nr panels of B, zero-padded");
 }

@@ -82,7 +82,8 @@ struct Share {
 }
 
 // One MR x NR tile of C (or less, at the bottom and right edges).
-[[maybe_unused]] void run_tile(const MicroKernel& uk, int64_t kb, const double* a, const double* b, double beta, lab::MatView C) {
+[[maybe_unused]] void run_tile(const MicroKernel& uk, int64_t kb, const double* a, const double* b,
+                               double beta, lab::MatView C) {
   if (C.rows == uk.mr && C.cols == uk.nr) {
     uk.fn(kb, a, b, beta, C.data, C.ld);
     return;
@@ -109,8 +110,10 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
     throw std::invalid_argument(std::string("isa: this CPU (or build) cannot run the ") + isa_name(isa) +
                                 " micro-kernel");
   }
-  for (auto [value, name] : {std::pair{blk.mc, "blocking.mc"}, {blk.nc, "blocking.nc"}, {blk.kc, "blocking.kc"}}) {
-    if (value < 1) throw std::invalid_argument(std::string(name) + " must be >= 1, got " + std::to_string(value));
+  for (auto [value, name] :
+       {std::pair{blk.mc, "blocking.mc"}, {blk.nc, "blocking.nc"}, {blk.kc, "blocking.kc"}}) {
+    if (value < 1)
+      throw std::invalid_argument(std::string(name) + " must be >= 1, got " + std::to_string(value));
   }
   if (gemm_quick_return(alpha, A, B, beta, C)) return;
   const int64_t m = C.rows, n = C.cols, k = A.cols;
@@ -124,8 +127,9 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
   for (int t = 0; t < plan.threads; ++t) a_pack.emplace_back(plan.mc_max * plan.kc, 1);
   FirstException error;
 
-  // TODO: #pragma omp parallel; JC by nc, PC by kc (omp for: pack_b; barrier), IC over this thread's rows (pack_a), JR, IR: run_tile
-  LAB_TODO("step04 dgemm_with: the five loops (JC, PC + pack B, IC + pack A, JR, IR) in an omp parallel region");
+  // TODO: omp parallel; JC, PC (omp for: pack_b), IC: own rows (pack_a), JR, IR: run_tile
+  LAB_TODO(
+      "step04 dgemm_with: the five loops (JC, PC + pack B, IC + pack A, JR, IR) in an omp parallel region");
   error.rethrow();
 }
 

@@ -37,7 +37,7 @@ void lab::step02::dgemm(double alpha, ConstMatView A, ConstMatView B, double bet
   const MatView At{at_buffer.data(), k, m, k};
   transpose_scaled(alpha, A, At);
 
-  // LAB:SOLUTION-BEGIN  for each column j (omp parallel for), each row i: C(i,j) = At(:,i) . B(:,j) + beta * C(i,j)
+  // LAB:SOLUTION-BEGIN  omp parallel for over j; each i: C(i,j) = At(:,i) . B(:,j) + beta * C(i,j)
   // Threads take whole columns of C, so no two of them ever write the same element.
 #pragma omp parallel for schedule(static)
   for (int64_t j = 0; j < n; ++j) {

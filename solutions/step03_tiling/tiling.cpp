@@ -41,8 +41,8 @@ inline double dot_1x1(const double* a, const double* b, int64_t kc) {
 // C(i..i+1, j..j+1) gets the four dot products of columns a0, a1 of the
 // transposed A with columns b0, b1 of B. c0 and c1 point at C(i, j) and
 // C(i, j+1).
-void dot_2x2(const double* a0, const double* a1, const double* b0, const double* b1, int64_t kc,
-             double* c0, double* c1, double beta) {
+void dot_2x2(const double* a0, const double* a1, const double* b0, const double* b1, int64_t kc, double* c0,
+             double* c1, double beta) {
   // LAB:SOLUTION-BEGIN  four sums in one `omp simd reduction` loop over p; then accumulate() each into C
   // Per step of p: four loads feed four multiply-adds, where four separate
   // dot products would need eight loads. The four sums are independent, so
@@ -68,8 +68,8 @@ void dot_2x2(const double* a0, const double* a1, const double* b0, const double*
 // One mc x nc block of C, one kc slice of k: At holds columns i0.. of the
 // transposed A (rows p0.. of them), B the matching rows p0.. of B.
 // (maybe_unused: the skeleton calls it only once the student's loops exist.)
-[[maybe_unused]] void block(lab::ConstMatView At, lab::ConstMatView B, lab::MatView C, int64_t i0, int64_t j0, int64_t p0,
-           int64_t mb, int64_t nb, int64_t kb, double beta) {
+[[maybe_unused]] void block(lab::ConstMatView At, lab::ConstMatView B, lab::MatView C, int64_t i0, int64_t j0,
+                            int64_t p0, int64_t mb, int64_t nb, int64_t kb, double beta) {
   const int64_t i_end = i0 + mb, j_end = j0 + nb;
   const int64_t i_pairs_end = i0 + (mb & ~int64_t{1}), j_pairs_end = j0 + (nb & ~int64_t{1});
   for (int64_t j = j0; j < j_pairs_end; j += 2) {
@@ -91,9 +91,10 @@ void dot_2x2(const double* a0, const double* a1, const double* b0, const double*
 }
 
 // C <- At^T * B + beta * C, one thread, block by block.
-void tiled_loops(lab::ConstMatView At, lab::ConstMatView B, lab::MatView C, lab::step03::Tiles tiles, double beta) {
+void tiled_loops(lab::ConstMatView At, lab::ConstMatView B, lab::MatView C, lab::step03::Tiles tiles,
+                 double beta) {
   const int64_t m = C.rows, n = C.cols, k = B.rows;
-  // LAB:SOLUTION-BEGIN  loops: jc over n by nc, pc over k by kc, ic over m by mc; call block() (beta only when pc == 0)
+  // LAB:SOLUTION-BEGIN  jc over n by nc, pc over k by kc, ic over m by mc: block() (beta only if pc == 0)
   // The order of the block loops decides what stays in cache: for one kc slice
   // of B's columns jc.., every mc block of At's columns is swept once; inside
   // block() a pair of B's columns stays in L1 while the rows go by, and the
@@ -141,8 +142,10 @@ lab::step03::Tiles lab::step03::tiles_with_overrides(Tiles defaults, const std::
 void lab::step03::dgemm_tiled(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
                               Tiles tiles) {
   check_gemm_args(A, B, C);
-  for (auto [value, name] : {std::pair{tiles.mc, "tiles.mc"}, {tiles.nc, "tiles.nc"}, {tiles.kc, "tiles.kc"}}) {
-    if (value < 1) throw std::invalid_argument(std::string(name) + " must be >= 1, got " + std::to_string(value));
+  for (auto [value, name] :
+       {std::pair{tiles.mc, "tiles.mc"}, {tiles.nc, "tiles.nc"}, {tiles.kc, "tiles.kc"}}) {
+    if (value < 1)
+      throw std::invalid_argument(std::string(name) + " must be >= 1, got " + std::to_string(value));
   }
   if (gemm_quick_return(alpha, A, B, beta, C)) return;
   const int64_t m = C.rows, n = C.cols, k = A.cols;
@@ -162,7 +165,8 @@ void lab::step03::dgemm_tiled(double alpha, ConstMatView A, ConstMatView B, doub
     const int64_t j0 = std::min(n, 2 * per_thread * omp_get_thread_num());
     const int64_t j1 = std::min(n, j0 + 2 * per_thread);
     if (j0 < j1) {
-      error.run([&] { tiled_loops(At, B.block(0, j0, k, j1 - j0), C.block(0, j0, m, j1 - j0), tiles, beta); });
+      error.run(
+          [&] { tiled_loops(At, B.block(0, j0, k, j1 - j0), C.block(0, j0, m, j1 - j0), tiles, beta); });
     }
   }
   error.rethrow();

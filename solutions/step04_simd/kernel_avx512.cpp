@@ -9,9 +9,8 @@
 // two zmm of A and a broadcast value of B. Each step of p loads 2 vectors of A
 // and 14 values of B for 28 multiply-adds: two loads per cycle keep both FMA
 // units busy, and 28 independent accumulators hide the 4-cycle FMA latency.
-#include "microkernel.hpp"
-
 #include "lab/todo.hpp"
+#include "microkernel.hpp"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
@@ -19,13 +18,14 @@
 namespace {
 
 constexpr int kMr = 16, kNr = 14;
-static_assert(kMr <= lab::step04::kMaxMr && kNr <= lab::step04::kMaxNr, "edge tiles need a buffer of kMaxMr x kMaxNr");
+static_assert(kMr <= lab::step04::kMaxMr && kNr <= lab::step04::kMaxNr,
+              "edge tiles need a buffer of kMaxMr x kMaxNr");
 
 // The target attribute lets the compiler use AVX-512 here whatever the flags of
 // the rest of the build; dispatch.cpp calls this only on a CPU that has it.
 __attribute__((target("avx512f"))) void kernel(int64_t kc, const double* a, const double* b, double beta,
                                                double* c, int64_t ldc) {
-  // LAB:SOLUTION-BEGIN  28 zmm accumulators (2 per column of the tile); per p: load 2 of A, broadcast 14 of B, 28 FMAs; then store with beta
+  // LAB:SOLUTION-BEGIN  28 zmm accumulators; per p: 2 loads of A, 14 broadcasts of B, 28 FMAs
   // The tile of C is needed only at the end, but it is likely far away (other
   // columns of C are ldc apart): ask for its cache lines now, so that they
   // arrive while the kc multiply-adds run.

@@ -10,7 +10,8 @@
 namespace {
 
 constexpr int kMr = 8, kNr = 6;
-static_assert(kMr <= lab::step04::kMaxMr && kNr <= lab::step04::kMaxNr, "edge tiles need a buffer of kMaxMr x kMaxNr");
+static_assert(kMr <= lab::step04::kMaxMr && kNr <= lab::step04::kMaxNr,
+              "edge tiles need a buffer of kMaxMr x kMaxNr");
 
 void kernel(int64_t kc, const double* a, const double* b, double beta, double* c, int64_t ldc) {
   double tile[kNr][kMr] = {};

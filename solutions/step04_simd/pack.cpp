@@ -13,7 +13,7 @@
 #include "microkernel.hpp"
 
 void lab::step04::pack_a(double alpha, ConstMatView A, int mr, double* dst) {
-  // LAB:SOLUTION-BEGIN  for each p, for each panel of mr rows: the mr values alpha * A(i0.., p), zeros past A.rows
+  // LAB:SOLUTION-BEGIN  for each p and panel: the mr values alpha * A(i0.., p), zeros past A.rows
   // A is read down its columns (stride 1, one page after the other) and each
   // column is dealt out to the panels; panel q starts at dst + q * mr * kb.
   // alpha is folded in here: mb * kb multiplications per packed block, none in the kernel.
@@ -33,7 +33,7 @@ void lab::step04::pack_a(double alpha, ConstMatView A, int mr, double* dst) {
 }
 
 void lab::step04::pack_b(ConstMatView B, int nr, double* dst) {
-  // LAB:SOLUTION-BEGIN  for each panel of nr columns, for each p: the nr values B(p, j0..), zeros past B.cols
+  // LAB:SOLUTION-BEGIN  for each panel and p: the nr values B(p, j0..), zeros past B.cols
   for (int64_t j0 = 0; j0 < B.cols; j0 += nr) {
     const int64_t cols = std::min<int64_t>(nr, B.cols - j0);
     for (int64_t p = 0; p < B.rows; ++p, dst += nr) {

@@ -82,7 +82,8 @@ struct Share {
 }
 
 // One MR x NR tile of C (or less, at the bottom and right edges).
-[[maybe_unused]] void run_tile(const MicroKernel& uk, int64_t kb, const double* a, const double* b, double beta, lab::MatView C) {
+[[maybe_unused]] void run_tile(const MicroKernel& uk, int64_t kb, const double* a, const double* b,
+                               double beta, lab::MatView C) {
   if (C.rows == uk.mr && C.cols == uk.nr) {
     uk.fn(kb, a, b, beta, C.data, C.ld);
     return;
@@ -109,8 +110,10 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
     throw std::invalid_argument(std::string("isa: this CPU (or build) cannot run the ") + isa_name(isa) +
                                 " micro-kernel");
   }
-  for (auto [value, name] : {std::pair{blk.mc, "blocking.mc"}, {blk.nc, "blocking.nc"}, {blk.kc, "blocking.kc"}}) {
-    if (value < 1) throw std::invalid_argument(std::string(name) + " must be >= 1, got " + std::to_string(value));
+  for (auto [value, name] :
+       {std::pair{blk.mc, "blocking.mc"}, {blk.nc, "blocking.nc"}, {blk.kc, "blocking.kc"}}) {
+    if (value < 1)
+      throw std::invalid_argument(std::string(name) + " must be >= 1, got " + std::to_string(value));
   }
   if (gemm_quick_return(alpha, A, B, beta, C)) return;
   const int64_t m = C.rows, n = C.cols, k = A.cols;
@@ -124,7 +127,7 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
   for (int t = 0; t < plan.threads; ++t) a_pack.emplace_back(plan.mc_max * plan.kc, 1);
   FirstException error;
 
-  // LAB:SOLUTION-BEGIN  #pragma omp parallel; JC by nc, PC by kc (omp for: pack_b; barrier), IC over this thread's rows (pack_a), JR, IR: run_tile
+  // LAB:SOLUTION-BEGIN  omp parallel; JC, PC (omp for: pack_b), IC: own rows (pack_a), JR, IR: run_tile
   const MicroKernel& uk = plan.uk;
   const int64_t mr = uk.mr, nr = uk.nr, kc = plan.kc, nc = plan.nc;
   double* const b_buf = b_pack.data();
@@ -141,7 +144,9 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
         const int64_t kb = std::min(kc, k - pc);
 #pragma omp for schedule(static)
         for (int64_t q = 0; q < panels; ++q) {
-          error.run([&] { pack_b(B.block(pc, jc + q * nr, kb, std::min(nr, nb - q * nr)), nr, b_buf + q * nr * kb); });
+          error.run([&] {
+            pack_b(B.block(pc, jc + q * nr, kb, std::min(nr, nb - q * nr)), nr, b_buf + q * nr * kb);
+          });
         }  // the implicit barrier of `omp for`: the B panel is complete before anyone reads it
         // The first slice of k applies beta (beta == 0: C is not read); later ones add.
         const double beta_pc = pc == 0 ? beta : 1.0;
@@ -149,7 +154,7 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
           const int64_t mb = std::min(share.mc, share.r1 - ic);
           error.run([&] {
             pack_a(alpha, A.block(ic, pc, mb, kb), static_cast<int>(mr), a_buf);
-            for (int64_t q = q0; q < q1; ++q) {        // loop 2 (JR): one kb x NR panel of B, in L1
+            for (int64_t q = q0; q < q1; ++q) {          // loop 2 (JR): one kb x NR panel of B, in L1
               for (int64_t ir = 0; ir < mb; ir += mr) {  // loop 1 (IR): one MR x kb panel of A, from L2
                 run_tile(uk, kb, a_buf + ir * kb, b_buf + q * nr * kb, beta_pc,
                          C.block(ic + ir, jc + q * nr, std::min(mr, mb - ir), std::min(nr, nb - q * nr)));
@@ -163,7 +168,8 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
     }
   }
   // LAB:SKELETON
-  LAB_TODO("step04 dgemm_with: the five loops (JC, PC + pack B, IC + pack A, JR, IR) in an omp parallel region");
+  LAB_TODO(
+      "step04 dgemm_with: the five loops (JC, PC + pack B, IC + pack A, JR, IR) in an omp parallel region");
   // LAB:SOLUTION-END
   error.rethrow();
 }

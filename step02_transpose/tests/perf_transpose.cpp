@@ -17,9 +17,12 @@ TEST(Step02Speed, BeatsTheStridedDotProductOfStep01) {
   A.fill_random(1);
   B.fill_random(2);
   C.fill_random(3);
-  const double t_ijk = lab::time_host([&] { lab::step01::dgemm_ijk(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
-  const double t_jki = lab::time_host([&] { lab::step01::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
-  const double t_02 = lab::time_host([&] { lab::step02::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
+  const double t_ijk =
+      lab::time_host([&] { lab::step01::dgemm_ijk(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
+  const double t_jki =
+      lab::time_host([&] { lab::step01::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
+  const double t_02 =
+      lab::time_host([&] { lab::step02::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
   std::printf("n = %lld, 1 thread: step01 ijk %.2f, step01 jki %.2f, step02 %.2f GFLOP/s\n", (long long)n,
               lab::gflops(n, n, n, t_ijk), lab::gflops(n, n, n, t_jki), lab::gflops(n, n, n, t_02));
   // About 8x on the lab's machines; the jki order of step01 is already unit

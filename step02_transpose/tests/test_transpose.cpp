@@ -33,14 +33,16 @@ TEST(Step02TransposeScaled, EveryElementMovesAndIsScaled) {
   const int64_t shapes[][2] = {{1, 1}, {7, 3}, {3, 7}, {33, 17}, {64, 65}};
   for (auto [m, k] : shapes) {
     for (double alpha : {1.0, -2.5}) {
-      SCOPED_TRACE("A is " + std::to_string(m) + " x " + std::to_string(k) + ", alpha " + std::to_string(alpha));
+      SCOPED_TRACE("A is " + std::to_string(m) + " x " + std::to_string(k) + ", alpha " +
+                   std::to_string(alpha));
       lab::Matrix A(m, k, m + 3);
       A.fill_random(seed);
       lab::Matrix At(k, m, k + 2);  // padded, so a write past column end shows in the guard cells
       At.fill_all(kGuard);
       lab::step02::transpose_scaled(alpha, A.cview(), At.view());
       for (int64_t i = 0; i < m; ++i) {
-        for (int64_t p = 0; p < k; ++p) ASSERT_EQ(At(p, i), alpha * A(i, p)) << "At(" << p << ", " << i << ")";
+        for (int64_t p = 0; p < k; ++p)
+          ASSERT_EQ(At(p, i), alpha * A(i, p)) << "At(" << p << ", " << i << ")";
       }
       std::string where;
       EXPECT_TRUE(lab::guards_intact(At, 0, 0, k, m, kGuard, &where)) << "wrote outside At: " << where;
@@ -61,7 +63,8 @@ TEST(Step02Threads, SameBitsForAnyThreadCount) {
     Threads t(1);
     lab::step02::dgemm(1.5, A.cview(), B.cview(), 0.5, one.view());
   }
-  const lab::CheckResult r = lab::check_against_reference(1.5, A.cview(), B.cview(), 0.5, C0.cview(), one.cview());
+  const lab::CheckResult r =
+      lab::check_against_reference(1.5, A.cview(), B.cview(), 0.5, C0.cview(), one.cview());
   ASSERT_TRUE(r.ok) << r.report;
   for (int threads : {2, 3, 5}) {
     Threads t(threads);

@@ -17,10 +17,12 @@ TEST(Step03Speed, FasterThanStep02) {
   A.fill_random(1);
   B.fill_random(2);
   C.fill_random(3);
-  const double t_02 = lab::time_host([&] { lab::step02::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
-  const double t_03 = lab::time_host([&] { lab::step03::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
-  std::printf("n = %lld, 1 thread: step02 %.2f, step03 %.2f GFLOP/s\n", (long long)n, lab::gflops(n, n, n, t_02),
-              lab::gflops(n, n, n, t_03));
+  const double t_02 =
+      lab::time_host([&] { lab::step02::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
+  const double t_03 =
+      lab::time_host([&] { lab::step03::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
+  std::printf("n = %lld, 1 thread: step02 %.2f, step03 %.2f GFLOP/s\n", (long long)n,
+              lab::gflops(n, n, n, t_02), lab::gflops(n, n, n, t_03));
   // About 3x on the lab's machines.
   EXPECT_GE(t_02 / t_03, 1.5) << "step03 should be well ahead of step02";
 }

@@ -13,8 +13,8 @@
 
 LAB_CONTRACT_SUITE(Step03Tiled, ::lab::testing::Subject{&lab::step03::dgemm});
 LAB_CONTRACT_SUITE(Step03SmallTiles,
-                   ::lab::testing::Subject{[](double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta,
-                                              lab::MatView C) {
+                   ::lab::testing::Subject{[](double alpha, lab::ConstMatView A, lab::ConstMatView B,
+                                              double beta, lab::MatView C) {
                      lab::step03::dgemm_tiled(alpha, A, B, beta, C, {3, 5, 7});
                    }});
 
@@ -35,9 +35,11 @@ TEST(Step03Tiles, AnyTileSizesGiveTheProduct) {
   const uint64_t seed = lab::testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   const Problem p(45, 38, 51, seed);
-  const lab::step03::Tiles tiles[] = {{1, 1, 1}, {2, 2, 2}, {4, 6, 8}, {5, 3, 1}, {64, 64, 64}, {7, 300, 2}, {1000, 1, 1000}};
+  const lab::step03::Tiles tiles[] = {{1, 1, 1},    {2, 2, 2},   {4, 6, 8},      {5, 3, 1},
+                                      {64, 64, 64}, {7, 300, 2}, {1000, 1, 1000}};
   for (const auto& t : tiles) {
-    SCOPED_TRACE("tiles mc " + std::to_string(t.mc) + ", nc " + std::to_string(t.nc) + ", kc " + std::to_string(t.kc));
+    SCOPED_TRACE("tiles mc " + std::to_string(t.mc) + ", nc " + std::to_string(t.nc) + ", kc " +
+                 std::to_string(t.kc));
     lab::Matrix C = p.C0.clone();
     lab::step03::dgemm_tiled(-1.5, p.A.cview(), p.B.cview(), 0.5, C.view(), t);
     const auto r = lab::check_against_reference(-1.5, p.A.cview(), p.B.cview(), 0.5, p.C0.cview(), C.cview());
@@ -57,10 +59,11 @@ TEST(Step03Tiles, BadTilesThrowAndWriteNothing) {
       lab::step03::dgemm_tiled(1.0, p.A.cview(), p.B.cview(), 0.0, C.view(), bad.tiles);
       ADD_FAILURE() << "no std::invalid_argument for a bad " << bad.name;
     } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find(bad.name), std::string::npos) << "the message should name " << bad.name
-                                                                           << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find(bad.name), std::string::npos)
+          << "the message should name " << bad.name << ": " << e.what();
     }
-    EXPECT_EQ(0, std::memcmp(C.data(), p.C0.data(), sizeof(double) * C.size())) << "C written despite " << bad.name;
+    EXPECT_EQ(0, std::memcmp(C.data(), p.C0.data(), sizeof(double) * C.size()))
+        << "C written despite " << bad.name;
   }
 }
 
@@ -78,7 +81,9 @@ TEST(Step03Tiles, DefaultsFitTheCaches) {
 
 TEST(Step03Tiles, CommandLineOverrides) {
   const lab::step03::Tiles d{10, 20, 30};
-  auto same = [](lab::step03::Tiles a, lab::step03::Tiles b) { return a.mc == b.mc && a.nc == b.nc && a.kc == b.kc; };
+  auto same = [](lab::step03::Tiles a, lab::step03::Tiles b) {
+    return a.mc == b.mc && a.nc == b.nc && a.kc == b.kc;
+  };
   EXPECT_TRUE(same(lab::step03::tiles_with_overrides(d, {}), d));
   EXPECT_TRUE(same(lab::step03::tiles_with_overrides(d, {1}), {1, 20, 30}));
   EXPECT_TRUE(same(lab::step03::tiles_with_overrides(d, {1, 2, 3}), {1, 2, 3}));

@@ -18,9 +18,12 @@ TEST(Step04Speed, FarAheadOfStep01AndStep03) {
   A.fill_random(1);
   B.fill_random(2);
   C.fill_random(3);
-  const double t_01 = lab::time_host([&] { lab::step01::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
-  const double t_03 = lab::time_host([&] { lab::step03::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
-  const double t_04 = lab::time_host([&] { lab::step04::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
+  const double t_01 =
+      lab::time_host([&] { lab::step01::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
+  const double t_03 =
+      lab::time_host([&] { lab::step03::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
+  const double t_04 =
+      lab::time_host([&] { lab::step04::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
   std::printf("n = %lld, 1 thread: step01 %.2f, step03 %.2f, step04 %.2f GFLOP/s\n", (long long)n,
               lab::gflops(n, n, n, t_01), lab::gflops(n, n, n, t_03), lab::gflops(n, n, n, t_04));
   // About 8x and 3x on the lab's machines.

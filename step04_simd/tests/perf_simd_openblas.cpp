@@ -26,8 +26,8 @@ double ratio_to_openblas(int64_t n, int threads) {
   C.fill_random(3);
   const auto blas = [&] {
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(n), static_cast<blasint>(n),
-                static_cast<blasint>(n), 1.0, A.data(), static_cast<blasint>(n), B.data(), static_cast<blasint>(n),
-                0.5, C.data(), static_cast<blasint>(n));
+                static_cast<blasint>(n), 1.0, A.data(), static_cast<blasint>(n), B.data(),
+                static_cast<blasint>(n), 0.5, C.data(), static_cast<blasint>(n));
   };
   const auto ours = [&] { lab::step04::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); };
   // Alternate the two, so that a burst of load on a shared machine hits both.
@@ -50,6 +50,6 @@ TEST(Step04VersusOpenBlas, OneThread) {
 
 TEST(Step04VersusOpenBlas, AllThreads) {
   const int threads = kAllThreads;
-  EXPECT_GE(ratio_to_openblas(1536, threads), 0.5) << "step04 should be close to OpenBLAS with " << threads
-                                                    << " threads";
+  EXPECT_GE(ratio_to_openblas(1536, threads), 0.5)
+      << "step04 should be close to OpenBLAS with " << threads << " threads";
 }

@@ -18,7 +18,9 @@ constexpr double kGuard = 777.0;
 
 class Step04MicroKernel : public ::testing::TestWithParam<Isa> {};
 
-std::string isa_param_name(const ::testing::TestParamInfo<Isa>& info) { return lab::step04::isa_name(info.param); }
+std::string isa_param_name(const ::testing::TestParamInfo<Isa>& info) {
+  return lab::step04::isa_name(info.param);
+}
 
 }  // namespace
 
@@ -56,7 +58,8 @@ TEST_P(Step04MicroKernel, KeepsItsContract) {
       const auto r = lab::check_against_reference(1.0, A.cview(), B.cview(), beta, C0.cview(), C.cview());
       EXPECT_TRUE(r.ok) << r.report;
       std::string where;
-      EXPECT_TRUE(lab::guards_intact(frame, 0, 0, mr, nr, kGuard, &where)) << "wrote outside the tile: " << where;
+      EXPECT_TRUE(lab::guards_intact(frame, 0, 0, mr, nr, kGuard, &where))
+          << "wrote outside the tile: " << where;
     }
   }
 }
@@ -85,7 +88,8 @@ void expect_panels(int64_t extent, int64_t kb, int width, const std::function<vo
       }
     }
   }
-  for (int64_t e = panels * width * kb; e < dst.size(); ++e) ASSERT_EQ(kGuard, dst.data()[e]) << "wrote past the panels";
+  for (int64_t e = panels * width * kb; e < dst.size(); ++e)
+    ASSERT_EQ(kGuard, dst.data()[e]) << "wrote past the panels";
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ struct KernelCase {
   lab::testing::Case c;
 };
 
-const Blocking kTinyBlocks{1, 1, 5};     // one MR x NR tile per block, k in slices of 5
+const Blocking kTinyBlocks{1, 1, 5};    // one MR x NR tile per block, k in slices of 5
 const Blocking kOddBlocks{37, 45, 19};  // rounded up to multiples of MR and NR
 
 std::vector<KernelCase> kernel_cases() {
@@ -65,11 +65,12 @@ class Step04Kernels : public ::testing::TestWithParam<KernelCase> {};
 TEST_P(Step04Kernels, MatchReference) {
   const KernelCase& k = GetParam();
   // A plain skip: the other kernels still run, so the whole test is not "skipped".
-  if (!lab::step04::isa_supported(k.isa)) GTEST_SKIP() << "this CPU cannot run " << lab::step04::isa_name(k.isa);
-  const lab::testing::Subject s{[&](double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta,
-                                    lab::MatView C) {
-    lab::step04::dgemm_with(alpha, A, B, beta, C, k.isa, k.blocking);
-  }};
+  if (!lab::step04::isa_supported(k.isa))
+    GTEST_SKIP() << "this CPU cannot run " << lab::step04::isa_name(k.isa);
+  const lab::testing::Subject s{
+      [&](double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta, lab::MatView C) {
+        lab::step04::dgemm_with(alpha, A, B, beta, C, k.isa, k.blocking);
+      }};
   lab::testing::run_contract_case(s, k.c, lab::testing::fresh_seed());
 }
 
@@ -101,12 +102,14 @@ TEST(Step04Threads, SameBitsForAnyThreadCount) {
     omp_set_num_threads(1);
     lab::Matrix one = p.C0.clone();
     lab::step04::dgemm_with(1.0, p.A.cview(), p.B.cview(), 0.5, one.view(), lab::step04::best_isa(), blocks);
-    const auto r = lab::check_against_reference(1.0, p.A.cview(), p.B.cview(), 0.5, p.C0.cview(), one.cview());
+    const auto r =
+        lab::check_against_reference(1.0, p.A.cview(), p.B.cview(), 0.5, p.C0.cview(), one.cview());
     EXPECT_TRUE(r.ok) << r.report;
     for (int threads : {2, 3, 5, 8}) {
       omp_set_num_threads(threads);
       lab::Matrix many = p.C0.clone();
-      lab::step04::dgemm_with(1.0, p.A.cview(), p.B.cview(), 0.5, many.view(), lab::step04::best_isa(), blocks);
+      lab::step04::dgemm_with(1.0, p.A.cview(), p.B.cview(), 0.5, many.view(), lab::step04::best_isa(),
+                              blocks);
       EXPECT_EQ(0, std::memcmp(one.data(), many.data(), sizeof(double) * one.size()))
           << threads << " threads give other bits than one thread: a race, or a tile computed twice?";
     }
@@ -129,12 +132,15 @@ TEST(Step04Threads, CalledFromInsideAParallelRegion) {
   lab::FirstException error;
 #pragma omp parallel for num_threads(kCallers)
   for (int t = 0; t < kCallers; ++t) {
-    error.run([&] { lab::step04::dgemm(1.0, problems[t].A.cview(), problems[t].B.cview(), 1.0, results[t].view()); });
+    error.run([&] {
+      lab::step04::dgemm(1.0, problems[t].A.cview(), problems[t].B.cview(), 1.0, results[t].view());
+    });
   }
   error.rethrow();
   for (int t = 0; t < kCallers; ++t) {
     const Problem& p = problems[t];
-    const auto r = lab::check_against_reference(1.0, p.A.cview(), p.B.cview(), 1.0, p.C0.cview(), results[t].cview());
+    const auto r =
+        lab::check_against_reference(1.0, p.A.cview(), p.B.cview(), 1.0, p.C0.cview(), results[t].cview());
     EXPECT_TRUE(r.ok) << "caller " << t << ":\n" << r.report;
   }
 }
@@ -151,10 +157,11 @@ TEST(Step04Arguments, BadBlocksThrowAndWriteNothing) {
       lab::step04::dgemm_with(1.0, p.A.cview(), p.B.cview(), 0.0, C.view(), Isa::generic, bad.blocking);
       ADD_FAILURE() << "no std::invalid_argument for a bad " << bad.name;
     } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find(bad.name), std::string::npos) << "the message should name " << bad.name
-                                                                           << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find(bad.name), std::string::npos)
+          << "the message should name " << bad.name << ": " << e.what();
     }
-    EXPECT_EQ(0, std::memcmp(C.data(), p.C0.data(), sizeof(double) * C.size())) << "C written despite " << bad.name;
+    EXPECT_EQ(0, std::memcmp(C.data(), p.C0.data(), sizeof(double) * C.size()))
+        << "C written despite " << bad.name;
   }
 }
 
