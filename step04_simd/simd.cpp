@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "first_exception.hpp"
@@ -32,7 +33,7 @@ int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 // by all threads together and read by all.
 struct Plan {
   MicroKernel uk;
-  int64_t kc, nc;  // clamped to the problem
+  int64_t kc, nc;  // balanced to the problem (see balanced())
   int64_t rows_per_thread;
   int threads, tm, tn;
   int64_t mc_max;  // the largest A block a thread packs
@@ -58,9 +59,10 @@ Plan make_plan(const MicroKernel& uk, lab::step04::Blocking blk, int64_t m, int6
   return p;
 }
 
-// The part of the work that thread t does: rows [r0, r1) of C in IC blocks of
-// mc (balanced: every block of the thread about the same size, a multiple of MR),
-// and NR panels [q0, q1) of every packed panel of B with `panels` panels.
+// The rows of C that thread t computes, [r0, r1), in IC blocks of mc rows (all
+// about the same size, multiples of MR), and its place (ti, tj) in the grid.
+// (share_of, panels_of and run_tile are maybe_unused: in the skeleton only the
+// student's loops call them.)
 struct Share {
   int64_t r0, r1, mc;
   int ti, tj;
@@ -75,6 +77,7 @@ struct Share {
   return s;
 }
 
+// The NR-column panels [q0, q1) of a packed B panel of `panels` panels that thread t computes.
 [[maybe_unused]] std::pair<int64_t, int64_t> panels_of(const Plan& p, const Share& s, int64_t panels) {
   if (s.ti >= p.tm) return {0, 0};
   const int64_t per = ceil_div(panels, p.tn);
