@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(SimtConfig<BM, BN, BK, kStages>::kThreads, kMi
   double acc[kThreadM][kThreadN] = {};
   for_each_slice<kStages, BK, Cfg::kLdA, Cfg::kStage>(
       loader, smem, k, [&](const double* As, const double* Bs) {
-        // TODO: for each p < BK: 4 + 4 double2 loads of this thread's A rows and B columns, 64 FMAs
+        // TODO: for each p < BK: 4 + 4 double2 loads (A rows, B columns), 64 FMAs
       });
   Epilogue::write(acc, alpha, beta, c, ldc, m0 + wr, n0 + wc, m, n);
 }

@@ -126,7 +126,7 @@ __device__ __forceinline__ void load_b_fragments(const double* Bs, int wn0, int 
 // load per v1.
 template <class Cfg>
 __device__ __forceinline__ void load_a_fragment(const double* As, int r0, int g, int t, double (&af)[8]) {
-  // LAB:SOLUTION-BEGIN  for v1 = 0..3: one double2 at As[(t + 4 v1) * kLdA + a_slot<true>(r0 + g)] (rows g, g + 8)
+  // LAB:SOLUTION-BEGIN  for v1 = 0..3: one double2 at As[(t + 4 v1) * kLdA + a_slot<true>(r0 + g)]
 #pragma unroll
   for (int v1 = 0; v1 < 4; ++v1) {
     const double2 pair =
