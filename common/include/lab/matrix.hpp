@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 namespace lab {
 
@@ -17,8 +18,12 @@ struct View {
   int64_t rows, cols, ld;
 
   T& operator()(int64_t i, int64_t j) const { return data[i + j * ld]; }
-  /// A view of the same memory that cannot write through it.
-  operator View<const T>() const { return {data, rows, cols, ld}; }
+  /// A view of the same memory that cannot write through it (only for
+  /// non-const T: a View<const T> needs no conversion to itself).
+  template <class U = T, class = std::enable_if_t<!std::is_const_v<U>>>
+  operator View<const U>() const {
+    return {data, rows, cols, ld};
+  }
   /// The sub-block starting at (i, j) with the given shape (no bounds check).
   View block(int64_t i, int64_t j, int64_t r, int64_t c) const { return {data + i + j * ld, r, c, ld}; }
 };
