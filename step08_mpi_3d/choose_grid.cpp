@@ -14,7 +14,8 @@
 #include "mpi3d.hpp"
 
 lab::step08::Grid lab::step08::choose_grid(int p, int64_t m, int64_t n, int64_t k) {
-  if (p < 1) throw std::invalid_argument("p: the number of processes must be at least 1, got " + std::to_string(p));
-  // TODO: try every factorization of p (factorizations in grid.hpp); keep the one with the fewest words_per_rank
+  if (p < 1)
+    throw std::invalid_argument("p: the number of processes must be at least 1, got " + std::to_string(p));
+  // TODO: of all factorizations(p), keep the grid with the fewest words_per_rank
   LAB_TODO("choose_grid: the factorization px * py * pz = p with the fewest words_per_rank");
 }

@@ -24,8 +24,9 @@ inline void mpi_check(int err, const char* call, const char* file, int line) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   if (MPI_Error_string(err, text, &len) != MPI_SUCCESS) len = 0;
-  throw std::runtime_error(std::string(call) + " failed: " + (len ? std::string(text, len) : "unknown error") +
-                           " (" + file + ":" + std::to_string(line) + ")");
+  throw std::runtime_error(std::string(call) +
+                           " failed: " + (len ? std::string(text, len) : "unknown error") + " (" + file +
+                           ":" + std::to_string(line) + ")");
 }
 #define LAB_MPI_CHECK(call) ::lab::step08::mpi_check((call), #call, __FILE__, __LINE__)
 
@@ -176,8 +177,7 @@ inline void recv(MatView blk, int src, const Comm& comm, Traffic& t) {
 /// Copies a block within this rank (what a rank "sends" to itself).
 inline void copy_block(ConstMatView from, MatView to) {
   if (from.rows == 0) return;
-  for (int64_t j = 0; j < from.cols; ++j)
-    std::copy(&from(0, j), &from(0, j) + from.rows, &to(0, j));
+  for (int64_t j = 0; j < from.cols; ++j) std::copy(&from(0, j), &from(0, j) + from.rows, &to(0, j));
 }
 
 }  // namespace mpi
@@ -224,13 +224,17 @@ void all_or_none(MPI_Comm comm, F&& fn) {
   try {
     fn();
   } catch (const lab::Todo& e) {
-    kind = Failure::todo, what = e.what();
+    kind = Failure::todo;
+    what = e.what();
   } catch (const std::invalid_argument& e) {
-    kind = Failure::invalid_argument, what = e.what();
+    kind = Failure::invalid_argument;
+    what = e.what();
   } catch (const std::exception& e) {
-    kind = Failure::error, what = e.what();
+    kind = Failure::error;
+    what = e.what();
   } catch (...) {
-    kind = Failure::error, what = "an exception that is not a std::exception";
+    kind = Failure::error;
+    what = "an exception that is not a std::exception";
   }
   agree_on_failure(comm, kind, what);
 }

@@ -56,8 +56,9 @@ struct Cuts {
 
 Cube make_cube(MPI_Comm comm, const Grid& g) {
   Cube c;
-  // TODO: MPI_Cart_create with dims {px, py, pz}, then MPI_Cart_sub for three faces and three fibres
-  LAB_TODO("make_cube: MPI_Cart_create (reorder = 0), MPI_Cart_coords, and MPI_Cart_sub for the faces and fibres");
+  // TODO: MPI_Cart_create with dims {px, py, pz}; MPI_Cart_sub for 3 faces and 3 fibres
+  LAB_TODO(
+      "make_cube: MPI_Cart_create (reorder = 0), MPI_Cart_coords, and MPI_Cart_sub for the faces and fibres");
   return c;
 }
 
@@ -75,17 +76,18 @@ Matrix scatter_blocks(const Comm& face, ConstMatView M, Split rows, int row_dim,
                       Traffic& t) {
   const auto [bi, bj] = block_of(face, face.rank(), row_dim, col_dim);
   Matrix mine(rows.size(bi), cols.size(bj));
-  // TODO: face rank 0: mpi::isend each other rank its block of M (straight from M), copy its own, wait_all; the others: mpi::recv
+  // TODO: face rank 0: mpi::isend the others their blocks, copy its own, wait; others: recv
   LAB_TODO("scatter_blocks: face rank 0 sends every other rank its block of M, the others receive theirs");
   return mine;
 }
 
 // The mirror of scatter_blocks: every rank of the face sends its block, face rank 0
 // puts each one into its place in M. Nothing outside M's rows x cols region is written.
-void gather_blocks(const Comm& face, ConstMatView mine, MatView M, Split rows, int row_dim, Split cols, int col_dim,
-                   Traffic& t) {
-  // TODO: face rank 0: mpi::irecv each other rank's block straight into its place in M, copy its own, wait_all; the others: mpi::send
-  LAB_TODO("gather_blocks: face rank 0 receives every other rank's block into its place in M, the others send");
+void gather_blocks(const Comm& face, ConstMatView mine, MatView M, Split rows, int row_dim, Split cols,
+                   int col_dim, Traffic& t) {
+  // TODO: face rank 0: mpi::irecv the blocks into place in M, copy its own, wait; others: send
+  LAB_TODO(
+      "gather_blocks: face rank 0 receives every other rank's block into its place in M, the others send");
 }
 
 // Phase 1: A onto the y = 0 face, B onto the x = 0 face, and (only when beta != 0,
@@ -101,7 +103,7 @@ void scatter_inputs(const Cube& cube, const Cuts& cut, const Problem& pb, ConstM
 
 // Phase 2: every rank ends up with its A_xz and B_zy.
 void broadcast_blocks(const Cube& cube, const Cuts& cut, Matrix& a, Matrix& b, Traffic& t) {
-  // TODO: the ranks off the faces make room for their blocks; mpi::bcast A along fibre_a and B along fibre_b from rank 0
+  // TODO: ranks off the faces allocate their blocks; mpi::bcast A on fibre_a, B on fibre_b
   LAB_TODO("broadcast_blocks: allocate the blocks off the faces, then mpi::bcast A along y and B along x");
 }
 
@@ -109,7 +111,7 @@ void broadcast_blocks(const Cube& cube, const Cuts& cut, Matrix& a, Matrix& b, T
 // beta != 0; elsewhere it is empty.
 void multiply_blocks(const Cube& cube, const Cuts& cut, const Problem& pb, const lab::step08::Options& opts,
                      const Matrix& a, const Matrix& b, Matrix& c) {
-  // TODO: c <- alpha * a * b + beta * c on the z = 0 face, c <- alpha * a * b on the others (local_gemm)
+  // TODO: local_gemm: c <- alpha a b, plus beta c on the z = 0 face only
   LAB_TODO("multiply_blocks: c <- alpha * a * b (+ beta * c on the z = 0 face only), with local_gemm");
 }
 

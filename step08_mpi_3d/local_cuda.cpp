@@ -45,8 +45,8 @@ int as_int(int64_t v, const char* what) {
 }
 
 void to_device(lab::ConstMatView h, double* d) {
-  LAB_CUDA_CHECK(cudaMemcpy2D(d, sizeof(double) * h.rows, h.data, sizeof(double) * h.ld, sizeof(double) * h.rows,
-                              h.cols, cudaMemcpyHostToDevice));
+  LAB_CUDA_CHECK(cudaMemcpy2D(d, sizeof(double) * h.rows, h.data, sizeof(double) * h.ld,
+                              sizeof(double) * h.rows, h.cols, cudaMemcpyHostToDevice));
 }
 
 void setup(MPI_Comm comm) {
@@ -59,7 +59,7 @@ void setup(MPI_Comm comm) {
   const lab::step08::Comm node(node_comm);
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
-    throw std::runtime_error("--local cuda: rank " + std::to_string(rank) + " sees no CUDA device");
+    throw std::runtime_error("--local cuda: no CUDA device is visible");
   const int device = node.rank() % count;
   LAB_CUDA_CHECK(cudaSetDevice(device));
   the_gpu() = std::make_unique<Gpu>(device);
@@ -77,8 +77,8 @@ void gemm(double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta, l
   to_device(A, g.a.data());
   to_device(B, g.b.data());
   if (beta != 0.0) to_device(C, g.c.data());  // beta == 0: cuBLAS does not read C
-  LAB_CUDA_CHECK(cublasDgemm(g.blas.get(), CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, g.a.data(), m, g.b.data(), k,
-                             &beta, g.c.data(), m));
+  LAB_CUDA_CHECK(cublasDgemm(g.blas.get(), CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, g.a.data(), m,
+                             g.b.data(), k, &beta, g.c.data(), m));
   LAB_CUDA_CHECK(cudaMemcpy2D(C.data, sizeof(double) * C.ld, g.c.data(), sizeof(double) * C.rows,
                               sizeof(double) * C.rows, C.cols, cudaMemcpyDeviceToHost));
 }

@@ -40,8 +40,8 @@ inline void local_setup(LocalKernel kind, MPI_Comm comm) {
 
 inline namespace LAB_IMPL_NS {
 
-inline void local_gemm(LocalKernel kind, int threads, double alpha, ConstMatView A, ConstMatView B, double beta,
-                       MatView C) {
+inline void local_gemm(LocalKernel kind, int threads, double alpha, ConstMatView A, ConstMatView B,
+                       double beta, MatView C) {
   if (kind == LocalKernel::cuda) {
     cuda_kernel().gemm(alpha, A, B, beta, C);  // local_setup made sure it is there
     return;

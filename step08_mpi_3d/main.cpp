@@ -32,10 +32,10 @@
 
 namespace {
 
+using lab::UsageError;
 using lab::step08::Breakdown;
 using lab::step08::Grid;
 using lab::step08::kPhases;
-using lab::UsageError;
 
 const lab::StepInfo kInfo{"step08", "distributed DGEMM on a 3D process grid", lab::Backend::cpu, 1024};
 
@@ -71,8 +71,10 @@ double parse_number(const std::string& flag, const std::string& text) {
 Grid parse_grid(const std::string& text) {
   int d[3];
   char tail = 0;
-  if (std::sscanf(text.c_str(), "%d,%d,%d%c", &d[0], &d[1], &d[2], &tail) != 3 || d[0] < 1 || d[1] < 1 || d[2] < 1)
-    throw UsageError("option --grid expects three whole numbers >= 1 like 2,2,2 (px,py,pz), got '" + text + "'");
+  if (std::sscanf(text.c_str(), "%d,%d,%d%c", &d[0], &d[1], &d[2], &tail) != 3 || d[0] < 1 || d[1] < 1 ||
+      d[2] < 1)
+    throw UsageError("option --grid expects three whole numbers >= 1 like 2,2,2 (px,py,pz), got '" + text +
+                     "'");
   return {d[0], d[1], d[2]};
 }
 
@@ -83,7 +85,9 @@ std::vector<const char*> take_step08_args(int argc, char** argv, Step08Args* s) 
     std::string a = argv[i], value;
     bool has_value = false;
     if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = a.substr(eq + 1), a = a.substr(0, eq), has_value = true;
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_value = true;
     }
     auto next = [&]() -> std::string {
       if (has_value) return value;
@@ -178,15 +182,18 @@ void print_run(const Run& r, const lab::BenchOptions& o, int p, int threads, con
     std::printf("    %-40s %14.0f  %s\n", label.c_str(), words, how.c_str());
   };
   char off[64] = "";
-  if (formula > 0) std::snprintf(off, sizeof off, "(%+.1f%% off the formula)", 100.0 * (double(most) - formula) / formula);
+  if (formula > 0)
+    std::snprintf(off, sizeof off, "(%+.1f%% off the formula)", 100.0 * (double(most) - formula) / formula);
   line("measured, busiest rank", double(most), off);
-  line("formula for grid " + r.grid.str(), formula, "[py>1] mk/(px pz) + [px>1] kn/(py pz) + [pz>1] mn/(px py)");
+  line("formula for grid " + r.grid.str(), formula,
+       "[py>1] mk/(px pz) + [px>1] kn/(py pz) + [pz>1] mn/(px py)");
   line("2D: best grid " + g2.str(), lab::step08::words_formula(g2, m, n, k), "");
   line("3D: ideal cube", lab::step08::cube_formula(p, m, n, k), "(mk + kn + mn) / p^(2/3)");
   line("lower bound", lab::step08::lower_bound_words(p, m, n, k), "3 (mnk/p)^(2/3) - (mk + kn + mn) / p");
-  std::printf("  (rank 0 also scatters A, B%s and gathers C: the same on every grid; %d rank(s), %d thread(s) each, "
-              "local %s)\n",
-              s.beta != 0.0 ? ", C" : "", p, threads, s.local == lab::step08::LocalKernel::cpu ? "cpu" : "cuda");
+  std::printf(
+      "  (rank 0 also scatters A, B%s and gathers C: the same on every grid; %d rank(s), %d thread(s) each, "
+      "local %s)\n",
+      s.beta != 0.0 ? ", C" : "", p, threads, s.local == lab::step08::LocalKernel::cpu ? "cpu" : "cuda");
 }
 
 void append_breakdown_csv(const std::string& path, const Run& r, const lab::BenchOptions& o, int threads,
@@ -219,14 +226,14 @@ void append_breakdown_csv(const std::string& path, const Run& r, const lab::Benc
     const int x = rank / (g.py * g.pz), y = (rank / g.pz) % g.py, z = rank % g.pz;
     out << "step08,cube," << r.impl << ',' << o.m << ',' << o.n << ',' << o.k << ',' << threads << ','
         << f(r.timing.median_s) << ',' << f(lab::gflops(o.m, o.n, o.k, r.timing.median_s)) << ',' << p << ','
-        << g.str() << ',' << g.px << ',' << g.py << ',' << g.pz << ',' << local << ',' << rank << ',' << x << ','
-        << y << ',' << z;
+        << g.str() << ',' << g.px << ',' << g.py << ',' << g.pz << ',' << local << ',' << rank << ',' << x
+        << ',' << y << ',' << z;
     for (int ph = 0; ph < kPhases; ++ph) out << ',' << f(b.seconds[ph]);
     for (int ph = 0; ph < kPhases; ++ph) out << ',' << b.traffic[ph].sent << ',' << b.traffic[ph].recv;
     out << ',' << words_moved(b) << ',' << f(lab::step08::words_formula(g, m, n, k)) << ','
         << f(lab::step08::words_formula(lab::step08::best_2d_grid(p, o.m, o.n, o.k), m, n, k)) << ','
-        << f(lab::step08::cube_formula(p, m, n, k)) << ',' << f(lab::step08::lower_bound_words(p, m, n, k)) << ','
-        << r.check << '\n';
+        << f(lab::step08::cube_formula(p, m, n, k)) << ',' << f(lab::step08::lower_bound_words(p, m, n, k))
+        << ',' << r.check << '\n';
   }
   std::ofstream file(path, std::ios::app);
   if (!file) throw std::runtime_error("cannot write the breakdown file '" + path + "'");
@@ -235,8 +242,8 @@ void append_breakdown_csv(const std::string& path, const Run& r, const lab::Benc
 
 // Times one implementation: a warm-up call, then timed calls until both --reps and
 // --min-time are reached; each call's time is that of the slowest rank.
-Run run_impl(const lab::step08::Implementation& impl, const lab::BenchOptions& o, const Step08Args& s, int threads,
-             lab::Matrix& A, lab::Matrix& B, const lab::Matrix& C0, lab::Matrix& C) {
+Run run_impl(const lab::step08::Implementation& impl, const lab::BenchOptions& o, const Step08Args& s,
+             int threads, lab::Matrix& A, lab::Matrix& B, const lab::Matrix& C0, lab::Matrix& C) {
   int rank = 0, p = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
@@ -283,12 +290,13 @@ Run run_impl(const lab::step08::Implementation& impl, const lab::BenchOptions& o
   // The check, on rank 0 (the only rank with the matrices), told to every rank.
   int ok = 1;
   if (root) {
-    const lab::CheckResult c = o.full_check ? lab::check_against_reference(s.alpha, A.cview(), B.cview(), s.beta,
-                                                                           C0.cview(), C.cview())
-                                            : lab::freivalds_check(s.alpha, A.cview(), B.cview(), s.beta,
-                                                                   C0.cview(), C.cview());
+    const lab::CheckResult c =
+        o.full_check
+            ? lab::check_against_reference(s.alpha, A.cview(), B.cview(), s.beta, C0.cview(), C.cview())
+            : lab::freivalds_check(s.alpha, A.cview(), B.cview(), s.beta, C0.cview(), C.cview());
     ok = c.ok;
-    if (!c.ok) std::fprintf(stderr, "step08_mpi_3d: %s: WRONG RESULT\n%s", impl.name.c_str(), c.report.c_str());
+    if (!c.ok)
+      std::fprintf(stderr, "step08_mpi_3d: %s: WRONG RESULT\n%s", impl.name.c_str(), c.report.c_str());
     r.note = o.full_check ? "full check" : "randomized check";
   }
   LAB_MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD));
@@ -297,15 +305,25 @@ Run run_impl(const lab::step08::Implementation& impl, const lab::BenchOptions& o
 }
 
 // Rank 0: the table on stdout, then the files asked for.
-void report(const std::vector<Run>& runs, const lab::BenchOptions& o, int p, int threads, const Step08Args& s) {
+void report(const std::vector<Run>& runs, const lab::BenchOptions& o, int p, int threads,
+            const Step08Args& s) {
   std::vector<lab::Record> records;
   for (const Run& r : runs) {
     print_run(r, o, p, threads, s);
     if (!s.breakdown_csv.empty()) append_breakdown_csv(s.breakdown_csv, r, o, threads, s);
     lab::Record rec;
-    rec.step = "step08", rec.variant = "cube", rec.impl = r.impl, rec.m = o.m, rec.n = o.n, rec.k = o.k;
-    rec.threads = threads, rec.median_s = r.timing.median_s, rec.min_s = r.timing.min_s;
-    rec.max_s = r.timing.max_s, rec.reps = r.timing.reps, rec.gflops = lab::gflops(o.m, o.n, o.k, rec.median_s);
+    rec.step = "step08";
+    rec.variant = "cube";
+    rec.impl = r.impl;
+    rec.m = o.m;
+    rec.n = o.n;
+    rec.k = o.k;
+    rec.threads = threads;
+    rec.median_s = r.timing.median_s;
+    rec.min_s = r.timing.min_s;
+    rec.max_s = r.timing.max_s;
+    rec.reps = r.timing.reps;
+    rec.gflops = lab::gflops(o.m, o.n, o.k, rec.median_s);
     rec.check = r.check;
     rec.device = s.local == lab::step08::LocalKernel::cpu ? "cpu:" + lab::cpu_simd_level() : "cuda:cublas";
     rec.note = "p=" + std::to_string(p) + " grid=" + r.grid.str() + " " + r.note;
@@ -370,7 +388,8 @@ int run(int argc, char** argv) {
   if (o.list) {
     if (root)
       for (const auto& i : lab::step08::implementations())
-        std::printf("step08  cube  %-9s  3D-grid DGEMM over MPI (collective; --grid, --local)\n", i.name.c_str());
+        std::printf("step08  cube  %-9s  3D-grid DGEMM over MPI (collective; --grid, --local)\n",
+                    i.name.c_str());
     return lab::kExitOk;
   }
   const int threads = o.params.threads > 0 ? o.params.threads : lab::max_threads();
@@ -380,8 +399,13 @@ int run(int argc, char** argv) {
   try {
     lab::step08::all_or_none(MPI_COMM_WORLD, [&] {
       if (!root) return;
-      A = lab::Matrix(o.m, o.k), B = lab::Matrix(o.k, o.n), C0 = lab::Matrix(o.m, o.n), C = lab::Matrix(o.m, o.n);
-      A.fill_random(o.seed), B.fill_random(o.seed + 1), C0.fill_random(o.seed + 2);
+      A = lab::Matrix(o.m, o.k);
+      B = lab::Matrix(o.k, o.n);
+      C0 = lab::Matrix(o.m, o.n);
+      C = lab::Matrix(o.m, o.n);
+      A.fill_random(o.seed);
+      B.fill_random(o.seed + 1);
+      C0.fill_random(o.seed + 2);
     });
     if (root)
       std::printf("step08_mpi_3d: C <- %g A B + %g C, m=%lld n=%lld k=%lld on %d rank(s)\n", s.alpha, s.beta,

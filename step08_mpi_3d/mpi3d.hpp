@@ -36,16 +36,16 @@ struct Traffic {
 
 /// One rank's account of one call: where the time went and what it sent and received.
 struct Breakdown {
-  Grid grid;                          ///< the grid the call used
-  double seconds[kPhases] = {};       ///< wall time per phase, each ending when all ranks are done
+  Grid grid;                     ///< the grid the call used
+  double seconds[kPhases] = {};  ///< wall time per phase, each ending when all ranks are done
   Traffic traffic[kPhases] = {};
 };
 
 struct Options {
-  Grid grid;                              ///< all zero: choose_grid(p, m, n, k)
+  Grid grid;  ///< all zero: choose_grid(p, m, n, k)
   LocalKernel local = LocalKernel::cpu;
-  int threads = 0;                        ///< OpenMP threads of the cpu kernel (0: OpenMP's default)
-  Breakdown* breakdown = nullptr;         ///< when given, this rank's breakdown of the call
+  int threads = 0;                 ///< OpenMP threads of the cpu kernel (0: OpenMP's default)
+  Breakdown* breakdown = nullptr;  ///< when given, this rank's breakdown of the call
 };
 
 inline namespace LAB_IMPL_NS {

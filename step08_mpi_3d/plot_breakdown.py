@@ -31,8 +31,8 @@ def read_runs(path):
     runs = {}
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
-            key = (row["impl"], row["local"], int(row["m"]), int(row["n"]), int(row["k"]), int(row["threads"]),
-                   int(row["p"]), row["grid"])
+            key = (row["impl"], row["local"], int(row["m"]), int(row["n"]), int(row["k"]),
+                   int(row["threads"]), int(row["p"]), row["grid"])
             if int(row["rank"]) == 0:
                 runs.pop(key, None)  # a new measurement of this run replaces the old one
             runs.setdefault(key, []).append(row)
@@ -56,7 +56,8 @@ def summarize(runs):
         })
     # Speed-up against the one-rank run of the same problem, kernel and threads.
     for s in out:
-        base = [b for b in out if b["p"] == 1 and all(b[f] == s[f] for f in ("impl", "local", "m", "n", "k", "threads"))]
+        same = ("impl", "local", "m", "n", "k", "threads")
+        base = [b for b in out if b["p"] == 1 and all(b[f] == s[f] for f in same)]
         s["speedup"] = base[0]["median_s"] / s["median_s"] if base and s["median_s"] > 0 else None
         s["efficiency"] = s["speedup"] / s["p"] if s["speedup"] else None
     out.sort(key=lambda s: (s["local"], s["m"], s["n"], s["k"], s["threads"], s["p"], s["grid"], s["impl"]))
@@ -65,13 +66,14 @@ def summarize(runs):
 
 def write_scaling(path, runs):
     cols = ["step", "variant", "impl", "m", "n", "k", "threads", "median_s", "gflops", "p", "grid", "local",
-            "speedup", "efficiency", "words_moved", "words_formula", "words_best_2d", "words_lower_bound", "check"]
+            "speedup", "efficiency", "words_moved", "words_formula", "words_best_2d", "words_lower_bound",
+            "check"]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
         for s in runs:
-            w.writerow(["step08", "cube", s["impl"], s["m"], s["n"], s["k"], s["threads"], f"{s['median_s']:.6g}",
-                        f"{s['gflops']:.6g}", s["p"], s["grid"], s["local"],
+            w.writerow(["step08", "cube", s["impl"], s["m"], s["n"], s["k"], s["threads"],
+                        f"{s['median_s']:.6g}", f"{s['gflops']:.6g}", s["p"], s["grid"], s["local"],
                         "" if s["speedup"] is None else f"{s['speedup']:.4g}",
                         "" if s["efficiency"] is None else f"{s['efficiency']:.4g}",
                         s["words_moved"], f"{s['words_formula']:.6g}", f"{s['words_best_2d']:.6g}",
@@ -84,8 +86,8 @@ def print_table(runs):
     for s in runs:
         su = f"{s['speedup']:.2f}" if s["speedup"] else "-"
         ef = f"{100 * s['efficiency']:.0f}%" if s["efficiency"] else "-"
-        print(f"{s['p']:>3} {s['grid']:>8} {s['n']:>6} {s['local']:>5} {s['median_s']:>10.4f} {s['gflops']:>9.2f} "
-              f"{su:>9} {ef:>6} {s['words_moved']:>12} {s['words_formula']:>12.0f}")
+        print(f"{s['p']:>3} {s['grid']:>8} {s['n']:>6} {s['local']:>5} {s['median_s']:>10.4f} "
+              f"{s['gflops']:>9.2f} {su:>9} {ef:>6} {s['words_moved']:>12} {s['words_formula']:>12.0f}")
 
 
 def plot(runs, png):
@@ -156,7 +158,8 @@ def main():
     ap.add_argument("--scaling", help="also write one row per run with speed-up and efficiency to this CSV")
     args = ap.parse_args()
     if not pathlib.Path(args.csv).exists():
-        print(f"plot_breakdown.py: no {args.csv}; make it with step08_mpi_3d --breakdown {args.csv}", file=sys.stderr)
+        print(f"plot_breakdown.py: no {args.csv}; make it with step08_mpi_3d --breakdown {args.csv}",
+              file=sys.stderr)
         return 2
     runs = summarize(read_runs(args.csv))
     if not runs:
@@ -169,8 +172,8 @@ def main():
     try:
         plot(runs, args.png or str(pathlib.Path(args.csv).with_suffix(".png")))
     except ImportError:
-        print("plot_breakdown.py: matplotlib is missing; try /usr/bin/python3, or apt-get install python3-matplotlib",
-              file=sys.stderr)
+        print("plot_breakdown.py: matplotlib is missing; try /usr/bin/python3, "
+              "or apt-get install python3-matplotlib", file=sys.stderr)
         return 3
     return 0
 

@@ -2,6 +2,6 @@
 #include "implementations.hpp"
 
 namespace {
-[[maybe_unused]] const int registered = lab::step08::register_implementation(
-    {LAB_IMPL_NAME, &lab::step08::dgemm, &lab::step08::choose_grid});
+[[maybe_unused]] const int registered =
+    lab::step08::register_implementation({LAB_IMPL_NAME, &lab::step08::dgemm, &lab::step08::choose_grid});
 }  // namespace

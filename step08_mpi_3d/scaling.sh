@@ -58,7 +58,7 @@ if [[ -z "$build" ]]; then
   done
 fi
 exe="$build/bin/step08_mpi_3d"
-[[ -x "$exe" ]] || die "no step08_mpi_3d in ${build:-build/*}; build it first: cmake --build <dir> --target step08_mpi_3d"
+[[ -x "$exe" ]] || die "no step08_mpi_3d in ${build:-build/*}; build it (--target step08_mpi_3d)"
 command -v mpiexec >/dev/null || die "no mpiexec: apt-get install openmpi-bin libopenmpi-dev"
 
 # Open MPI refuses root and more ranks than cores unless told; MPICH needs neither.
@@ -78,9 +78,13 @@ status=0
 for p in "${ranks[@]}"; do
   if (( p * threads <= cores )); then
     # One rank per group of T cores, its threads kept there (pe = processing elements per rank).
-    if [[ $openmpi -eq 1 ]]; then place=(--map-by "slot:PE=$threads" --bind-to core); else place=(-bind-to core); fi
+    if [[ $openmpi -eq 1 ]]; then
+      place=(--map-by "slot:PE=$threads" --bind-to core)
+    else
+      place=(-bind-to core)
+    fi
   else
-    echo "scaling.sh: $p ranks x $threads threads > $cores cores: oversubscribed and unbound, times will not scale" >&2
+    echo "scaling.sh: $p ranks x $threads threads > $cores cores: oversubscribed, unbound, will not scale" >&2
     if [[ $openmpi -eq 1 ]]; then place=(--oversubscribe --bind-to none); else place=(); fi
   fi
   # Open MPI passes the environment to other nodes only when told (-x); MPICH always does.
@@ -96,6 +100,6 @@ done
 # The plot needs matplotlib; the system python has it where a venv's may not.
 py=python3
 python3 -c "import matplotlib" 2>/dev/null || py=/usr/bin/python3
-"$py" "$here/plot_breakdown.py" "$breakdown" --png "$out/step08_breakdown.png" --scaling "$out/step08_scaling.csv" \
-  || status=$?
+"$py" "$here/plot_breakdown.py" "$breakdown" --png "$out/step08_breakdown.png" \
+  --scaling "$out/step08_scaling.csv" || status=$?
 exit $status

@@ -14,11 +14,12 @@
 #include "mpi3d.hpp"
 
 lab::step08::Grid lab::step08::choose_grid(int p, int64_t m, int64_t n, int64_t k) {
-  if (p < 1) throw std::invalid_argument("p: the number of processes must be at least 1, got " + std::to_string(p));
-  // LAB:SOLUTION-BEGIN  try every factorization of p (factorizations in grid.hpp); keep the one with the fewest words_per_rank
-  // Ties (p = 8 and a square problem: 2x2x2 and 2x4x1 move the same) go to the grid
-  // that keeps the least data per rank, then to the smaller pz: the reduction also
-  // adds, and its partial C blocks are memory the 2D grid does not need.
+  if (p < 1)
+    throw std::invalid_argument("p: the number of processes must be at least 1, got " + std::to_string(p));
+  // LAB:SOLUTION-BEGIN  of all factorizations(p), keep the grid with the fewest words_per_rank
+  // Ties (p = 8 and a square problem: 2x2x2 and 2x4x1 move the same) go to the
+  // grid that keeps the least data per rank, then to the smaller pz: the
+  // reduction also adds, and its partial C blocks are memory 2D does not need.
   Grid best;
   int64_t best_words = std::numeric_limits<int64_t>::max(), best_memory = best_words;
   for (const Grid& g : factorizations(p)) {
@@ -26,7 +27,9 @@ lab::step08::Grid lab::step08::choose_grid(int p, int64_t m, int64_t n, int64_t 
     const int64_t words = words_per_rank(g, m, n, k), memory = mx * kz + kz * ny + mx * ny;
     if (words < best_words || (words == best_words && memory < best_memory) ||
         (words == best_words && memory == best_memory && g.pz < best.pz)) {
-      best = g, best_words = words, best_memory = memory;
+      best = g;
+      best_words = words;
+      best_memory = memory;
     }
   }
   return best;

@@ -56,7 +56,7 @@ struct Cuts {
 
 Cube make_cube(MPI_Comm comm, const Grid& g) {
   Cube c;
-  // LAB:SOLUTION-BEGIN  MPI_Cart_create with dims {px, py, pz}, then MPI_Cart_sub for three faces and three fibres
+  // LAB:SOLUTION-BEGIN  MPI_Cart_create with dims {px, py, pz}; MPI_Cart_sub for 3 faces and 3 fibres
   // No reordering: rank 0 holds the matrices, so it has to stay at (0, 0, 0).
   int dims[3] = {g.px, g.py, g.pz}, periods[3] = {0, 0, 0};
   MPI_Comm cart = MPI_COMM_NULL;
@@ -64,7 +64,9 @@ Cube make_cube(MPI_Comm comm, const Grid& g) {
   c.cart = Comm(cart);
   int coords[3];
   LAB_MPI_CHECK(MPI_Cart_coords(cart, c.cart.rank(), 3, coords));
-  c.x = coords[0], c.y = coords[1], c.z = coords[2];
+  c.x = coords[0];
+  c.y = coords[1];
+  c.z = coords[2];
   // MPI_Cart_sub keeps the dimensions marked 1: the ranks that differ only there.
   auto sub = [&](int keep_x, int keep_y, int keep_z) {
     int keep[3] = {keep_x, keep_y, keep_z};
@@ -79,7 +81,8 @@ Cube make_cube(MPI_Comm comm, const Grid& g) {
   c.fibre_b = sub(1, 0, 0);
   c.fibre_c = sub(0, 0, 1);
   // LAB:SKELETON
-  LAB_TODO("make_cube: MPI_Cart_create (reorder = 0), MPI_Cart_coords, and MPI_Cart_sub for the faces and fibres");
+  LAB_TODO(
+      "make_cube: MPI_Cart_create (reorder = 0), MPI_Cart_coords, and MPI_Cart_sub for the faces and fibres");
   // LAB:SOLUTION-END
   return c;
 }
@@ -98,7 +101,7 @@ Matrix scatter_blocks(const Comm& face, ConstMatView M, Split rows, int row_dim,
                       Traffic& t) {
   const auto [bi, bj] = block_of(face, face.rank(), row_dim, col_dim);
   Matrix mine(rows.size(bi), cols.size(bj));
-  // LAB:SOLUTION-BEGIN  face rank 0: mpi::isend each other rank its block of M (straight from M), copy its own, wait_all; the others: mpi::recv
+  // LAB:SOLUTION-BEGIN  face rank 0: mpi::isend the others their blocks, copy its own, wait; others: recv
   // Rank 0 sends every block from where it lies in M: a strided block is one
   // message (mpi::BlockType), so M is never packed into a second buffer. Packing
   // would double what rank 0 copies, and rank 0 is the one every rank waits for.
@@ -121,9 +124,9 @@ Matrix scatter_blocks(const Comm& face, ConstMatView M, Split rows, int row_dim,
 
 // The mirror of scatter_blocks: every rank of the face sends its block, face rank 0
 // puts each one into its place in M. Nothing outside M's rows x cols region is written.
-void gather_blocks(const Comm& face, ConstMatView mine, MatView M, Split rows, int row_dim, Split cols, int col_dim,
-                   Traffic& t) {
-  // LAB:SOLUTION-BEGIN  face rank 0: mpi::irecv each other rank's block straight into its place in M, copy its own, wait_all; the others: mpi::send
+void gather_blocks(const Comm& face, ConstMatView mine, MatView M, Split rows, int row_dim, Split cols,
+                   int col_dim, Traffic& t) {
+  // LAB:SOLUTION-BEGIN  face rank 0: mpi::irecv the blocks into place in M, copy its own, wait; others: send
   if (face.rank() == 0) {
     mpi::Requests recvs;
     for (int r = 1; r < face.size(); ++r) {
@@ -137,7 +140,8 @@ void gather_blocks(const Comm& face, ConstMatView mine, MatView M, Split rows, i
     mpi::send(mine, 0, face, t);
   }
   // LAB:SKELETON
-  LAB_TODO("gather_blocks: face rank 0 receives every other rank's block into its place in M, the others send");
+  LAB_TODO(
+      "gather_blocks: face rank 0 receives every other rank's block into its place in M, the others send");
   // LAB:SOLUTION-END
 }
 
@@ -154,7 +158,7 @@ void scatter_inputs(const Cube& cube, const Cuts& cut, const Problem& pb, ConstM
 
 // Phase 2: every rank ends up with its A_xz and B_zy.
 void broadcast_blocks(const Cube& cube, const Cuts& cut, Matrix& a, Matrix& b, Traffic& t) {
-  // LAB:SOLUTION-BEGIN  the ranks off the faces make room for their blocks; mpi::bcast A along fibre_a and B along fibre_b from rank 0
+  // LAB:SOLUTION-BEGIN  ranks off the faces allocate their blocks; mpi::bcast A on fibre_a, B on fibre_b
   // Rank 0 of fibre_a is y = 0, rank 0 of fibre_b is x = 0: the faces.
   if (cube.y != 0) a = Matrix(cut.m.size(cube.x), cut.k.size(cube.z));
   if (cube.x != 0) b = Matrix(cut.k.size(cube.z), cut.n.size(cube.y));
@@ -169,9 +173,9 @@ void broadcast_blocks(const Cube& cube, const Cuts& cut, Matrix& a, Matrix& b, T
 // beta != 0; elsewhere it is empty.
 void multiply_blocks(const Cube& cube, const Cuts& cut, const Problem& pb, const lab::step08::Options& opts,
                      const Matrix& a, const Matrix& b, Matrix& c) {
-  // LAB:SOLUTION-BEGIN  c <- alpha * a * b + beta * c on the z = 0 face, c <- alpha * a * b on the others (local_gemm)
-  // beta * C must enter the sum along z once: were every layer to add it, C would
-  // come back with pz * beta * C in it.
+  // LAB:SOLUTION-BEGIN  local_gemm: c <- alpha a b, plus beta c on the z = 0 face only
+  // beta * C must enter the sum along z once: were every layer to add it, C
+  // would come back with pz * beta * C in it.
   const double beta = cube.z == 0 ? pb.beta : 0.0;
   if (beta == 0.0) c = Matrix(cut.m.size(cube.x), cut.n.size(cube.y));  // written, not read
   lab::step08::local_gemm(opts.local, opts.threads, pb.alpha, a.cview(), b.cview(), beta, c.view());

@@ -3,16 +3,22 @@
 // Every rank runs every test, because the tests call a collective dgemm. Rank 0
 // prints the usual report; the other ranks print only their first failures, marked
 // with their rank. Every rank exits with the same status: failed when any rank failed.
-// A watchdog ends a test that makes no progress for LAB_MPI_WATCHDOG_S seconds
-// (default 300): a rank waiting in a collective that another rank never entered
-// would otherwise hang until ctest gives up.
+// All ranks draw their random matrices from one seed (rank 0's, or LAB_SEED), so
+// that the contract suite can run collectively (test_cube.cpp). A watchdog ends a
+// test that makes no progress for LAB_MPI_WATCHDOG_S seconds (default 300): a rank
+// waiting in a collective that another rank never entered would otherwise hang
+// until ctest gives up.
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+
+#include "contract.hpp"
 
 namespace {
 
@@ -44,10 +50,12 @@ class RankFailurePrinter : public ::testing::EmptyTestEventListener {
   void OnTestPartResult(const ::testing::TestPartResult& r) override {
     if (!r.failed() || ++shown_ > kMaxShown) return;
     if (r.file_name())
-      std::fprintf(stderr, "[rank %d] %s:%d: Failure\n%s\n", g_rank, r.file_name(), r.line_number(), r.summary());
+      std::fprintf(stderr, "[rank %d] %s:%d: Failure\n%s\n", g_rank, r.file_name(), r.line_number(),
+                   r.summary());
     else
       std::fprintf(stderr, "[rank %d] Failure: %s\n", g_rank, r.summary());
-    if (shown_ == kMaxShown) std::fprintf(stderr, "[rank %d] (further failures of this rank not shown)\n", g_rank);
+    if (shown_ == kMaxShown)
+      std::fprintf(stderr, "[rank %d] (further failures of this rank not shown)\n", g_rank);
   }
 
  private:
@@ -63,6 +71,11 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   ::testing::InitGoogleTest(&argc, argv);
+  if (!std::getenv("LAB_SEED")) {
+    uint64_t seed = g_rank == 0 ? lab::testing::fresh_seed() : 0;
+    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    setenv("LAB_SEED", std::to_string(seed).c_str(), 1);
+  }
 
   auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
   if (g_rank != 0) {

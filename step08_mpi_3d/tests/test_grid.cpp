@@ -19,7 +19,7 @@ struct Problem {
   int64_t m, n, k;
 };
 const Problem kProblems[] = {{1000, 1000, 1000}, {1023, 1023, 1023}, {10, 10, 100000}, {5000, 20, 20},
-                             {20, 5000, 20},     {300, 200, 1},      {1, 1, 1},         {7, 3000, 11}};
+                             {20, 5000, 20},     {300, 200, 1},      {1, 1, 1},        {7, 3000, 11}};
 
 TEST(Step08ChooseGrid, UsesEveryRankAndMovesNoMoreThanAnyOtherGrid) {
   for (int p : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 24, 27, 31, 64, 97})
@@ -31,7 +31,8 @@ TEST(Step08ChooseGrid, UsesEveryRankAndMovesNoMoreThanAnyOtherGrid) {
       ASSERT_EQ(p, g.size()) << g.str();
       const int64_t w = words_per_rank(g, pb.m, pb.n, pb.k);
       for (const Grid& other : factorizations(p))
-        EXPECT_LE(w, words_per_rank(other, pb.m, pb.n, pb.k)) << g.str() << " moves more than " << other.str();
+        EXPECT_LE(w, words_per_rank(other, pb.m, pb.n, pb.k))
+            << g.str() << " moves more than " << other.str();
     }
 }
 
@@ -80,7 +81,8 @@ TEST(Step08Volume, WholeBlocksMatchTheFormulaWhenSizesDivide) {
   EXPECT_EQ(3 * 400 * 400 / 4, words_per_rank(Grid{2, 2, 2}, 400, 400, 400));
   // No rank moves fewer words than the lower bound, on any grid.
   for (const Grid& g : factorizations(64))
-    EXPECT_GE(double(words_per_rank(g, 960, 960, 960)), lab::step08::lower_bound_words(64, 960, 960, 960)) << g.str();
+    EXPECT_GE(double(words_per_rank(g, 960, 960, 960)), lab::step08::lower_bound_words(64, 960, 960, 960))
+        << g.str();
 }
 
 }  // namespace
