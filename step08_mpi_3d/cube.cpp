@@ -1,11 +1,12 @@
 // step08_mpi_3d — TODO for the student: DGEMM on a px x py x pz cube of ranks.
 //
-// What to do: fill in the six marked parts below, top to bottom, and choose_grid.cpp. Read the handout
-// (step08_mpi_3d/README.md) first: it walks through the cube. In one paragraph:
-// the rank at (x, y, z) multiplies A_xz (row block x, k-block z of A) by B_zy
-// (k-block z, column block y of B). A starts on the y = 0 face and is broadcast
-// along y, B starts on the x = 0 face and is broadcast along x; the pz partial
-// products of C_xy are summed along z onto the z = 0 face, and C is gathered from it.
+// What to do: fill in the six marked parts below, top to bottom, then choose_grid.cpp.
+// Read the handout (step08_mpi_3d/README.md) first: it walks through the cube. In
+// one paragraph: the rank at (x, y, z) multiplies A_xz (row block x, k-block z of A)
+// by B_zy (k-block z, column block y of B). A starts on the y = 0 face and is
+// broadcast along y, B starts on the x = 0 face and is broadcast along x; the pz
+// partial products of C_xy are summed along z onto the z = 0 face, and C is
+// gathered from it.
 //
 // Call MPI through the wrappers of comm.hpp (mpi::isend, mpi::bcast, ...): they
 // check every call and count the bytes each rank moves, which the tests compare

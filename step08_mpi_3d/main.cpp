@@ -155,7 +155,7 @@ struct Run {
   std::string impl;
   lab::Timing timing;
   Grid grid;
-  std::vector<Breakdown> ranks;  // rank 0 only: the mean breakdown of every rank over the timed calls
+  std::vector<Breakdown> ranks;  // rank 0 only: every rank's breakdown of the median call
   std::string check;             // "pass", "fail", "todo", "error"
   std::string note;
 };
@@ -257,7 +257,7 @@ Run run_impl(const lab::step08::Implementation& impl, const lab::BenchOptions& o
   opts.grid = s.grid;
   opts.local = s.local;
   opts.threads = threads;
-  Breakdown one, sum;
+  Breakdown one;
   opts.breakdown = &one;
   auto call = [&] {
     if (root && s.beta != 0.0) std::copy(C0.data(), C0.data() + C0.size(), C.data());
@@ -273,20 +273,23 @@ Run run_impl(const lab::step08::Implementation& impl, const lab::BenchOptions& o
   r.impl = impl.name;
   call();  // warm-up: first touch of the buffers, MPI's connections, cuBLAS start-up
   std::vector<double> samples;
+  std::vector<Breakdown> calls;
   double total = 0;
   while (int(samples.size()) < o.reps || (total < o.min_time_s && samples.size() < 1000)) {
     samples.push_back(call());
+    calls.push_back(one);
     total += samples.back();
-    for (int ph = 0; ph < kPhases; ++ph) {
-      sum.seconds[ph] += one.seconds[ph];
-      sum.traffic[ph] = one.traffic[ph];  // the same bytes every call
-    }
   }
   r.timing = lab::summarize(samples);
   r.grid = one.grid;
-  for (double& sec : sum.seconds) sec /= double(samples.size());
+  // The breakdown of the median call (the lower middle one for an even count), so
+  // that its phases add up to the time reported. The samples are the slowest rank's
+  // times, the same on every rank, so every rank picks the same call.
+  std::vector<size_t> order(samples.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return samples[a] < samples[b]; });
   double mine[kPacked];
-  pack(sum, mine);
+  pack(calls[order[(order.size() - 1) / 2]], mine);
   std::vector<double> all(root ? size_t(kPacked) * p : 0);
   LAB_MPI_CHECK(MPI_Gather(mine, kPacked, MPI_DOUBLE, all.data(), kPacked, MPI_DOUBLE, 0, MPI_COMM_WORLD));
   for (int q = 0; root && q < p; ++q) r.ranks.push_back(unpack(&all[size_t(q) * kPacked], r.grid));
