@@ -2,8 +2,9 @@
 //
 // What to do: fill in the marked place in dgemm_with below: the JC, PC, IC,
 // JR and IR loops, the packing calls and the OpenMP split of the IC loop. The
-// pieces it calls are in pack.cpp and kernel_<isa>.cpp (TODOs too); the thread
-// shares and the edge tiles are done for you here. Read the handout first.
+// pieces it calls are in pack.cpp and kernel_<isa>.cpp (TODOs too); the block
+// sizes (make_plan), chunk() and the edge tiles (run_tile) are done for you
+// here. Read the handout first.
 // Test:   ctest --test-dir build/student -L step04 --output-on-failure
 // Time:   build/student/bin/step04_simd --n 2048 --threads 1 --impl student,baseline
 #include <omp.h>
@@ -26,19 +27,6 @@ using lab::step04::MicroKernel;
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-// How the threads share the work. They form a tm x tn grid: tm split the rows of
-// C (the IC loop), each thread packing its own mc x kc blocks of A; when there
-// are fewer MR-row panels than threads, the tn threads of a row share split the
-// NR-column panels of B (the JR loop) as well. The kc x nc panel of B is packed
-// by all threads together and read by all.
-struct Plan {
-  MicroKernel uk;
-  int64_t kc, nc;  // balanced to the problem (see balanced())
-  int64_t rows_per_thread;
-  int threads, tm, tn;
-  int64_t mc_max;  // the largest A block a thread packs
-};
-
 // The size of the blocks that cut `extent` into as few blocks of at most
 // `block` as possible, all about equally big (and multiples of `multiple`): a
 // thin last block (n = 4096 in blocks of 4088 would leave 8 columns) would cost
@@ -48,40 +36,40 @@ int64_t balanced(int64_t extent, int64_t block, int64_t multiple) {
   return round_up(ceil_div(extent, blocks), multiple);
 }
 
+// How the work is cut. The threads share the IC loop: its blocks of mc rows are
+// handed out one at a time (schedule(dynamic)), and each thread packs its own A
+// block into a private buffer; a thread slowed down by something else on the
+// machine then simply takes fewer blocks. There are at least as many blocks as
+// threads where the rows allow (a multiple of the thread count, so that equally
+// fast threads finish together); when C has fewer MR-row panels than there are
+// threads, each IC block is also cut into jr_chunks parts of the JR loop.
+// The kc x nc panel of B is packed by all threads together and read by all.
+struct Plan {
+  MicroKernel uk;
+  int threads;
+  int64_t mc, nc, kc;  // block sizes for this problem
+  int64_t ic_blocks, jr_chunks;
+};
+
 Plan make_plan(const MicroKernel& uk, lab::step04::Blocking blk, int64_t m, int64_t n, int64_t k) {
-  Plan p{uk, balanced(k, blk.kc, 1), balanced(n, round_up(blk.nc, uk.nr), uk.nr), 0, 1, 1, 1, 0};
+  Plan p{uk, 1, 0, 0, 0, 0, 1};
   p.threads = omp_in_parallel() ? 1 : omp_get_max_threads();  // nested: this thread's share is the job
-  const int64_t row_panels = ceil_div(m, uk.mr);
-  p.tm = static_cast<int>(std::min<int64_t>(p.threads, row_panels));
-  p.tn = p.threads / p.tm;
-  p.rows_per_thread = round_up(ceil_div(m, p.tm), uk.mr);
-  p.mc_max = std::min(round_up(blk.mc, uk.mr), p.rows_per_thread);
+  p.kc = balanced(k, blk.kc, 1);
+  p.nc = balanced(n, round_up(blk.nc, uk.nr), uk.nr);
+  const int64_t blocks =
+      std::min(ceil_div(m, uk.mr), round_up(ceil_div(m, round_up(blk.mc, uk.mr)), p.threads));
+  p.mc = round_up(ceil_div(m, blocks), uk.mr);
+  p.ic_blocks = ceil_div(m, p.mc);
+  p.jr_chunks = std::max<int64_t>(1, p.threads / p.ic_blocks);
   return p;
 }
 
-// The rows of C that thread t computes, [r0, r1), in IC blocks of mc rows (all
-// about the same size, multiples of MR), and its place (ti, tj) in the grid.
-// (share_of, panels_of and run_tile are maybe_unused: in the skeleton only the
-// student's loops call them.)
-struct Share {
-  int64_t r0, r1, mc;
-  int ti, tj;
-};
-
-[[maybe_unused]] Share share_of(const Plan& p, int t, int64_t m) {
-  Share s{0, 0, p.uk.mr, t / p.tn, t % p.tn};
-  if (s.ti >= p.tm) return s;  // an idle thread (threads not a multiple of tn)
-  s.r0 = std::min(m, s.ti * p.rows_per_thread);
-  s.r1 = std::min(m, s.r0 + p.rows_per_thread);
-  s.mc = s.r1 > s.r0 ? balanced(s.r1 - s.r0, p.mc_max, p.uk.mr) : p.uk.mr;
-  return s;
-}
-
-// The NR-column panels [q0, q1) of a packed B panel of `panels` panels that thread t computes.
-[[maybe_unused]] std::pair<int64_t, int64_t> panels_of(const Plan& p, const Share& s, int64_t panels) {
-  if (s.ti >= p.tm) return {0, 0};
-  const int64_t per = ceil_div(panels, p.tn);
-  return {std::min(panels, s.tj * per), std::min(panels, (s.tj + 1) * per)};
+// Part `part` of `parts` nearly equal parts of 0..count-1: [first, last).
+// (chunk and run_tile are maybe_unused: in the skeleton only the student's
+// loops call them.)
+[[maybe_unused]] std::pair<int64_t, int64_t> chunk(int64_t count, int64_t part, int64_t parts) {
+  const int64_t per = ceil_div(count, parts);
+  return {std::min(count, part * per), std::min(count, (part + 1) * per)};
 }
 
 // One MR x NR tile of C (or less, at the bottom and right edges).
@@ -127,25 +115,23 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
   // one A block per thread.
   Matrix b_pack(plan.kc * plan.nc, 1);
   std::vector<Matrix> a_pack;
-  for (int t = 0; t < plan.threads; ++t) a_pack.emplace_back(plan.mc_max * plan.kc, 1);
+  for (int t = 0; t < plan.threads; ++t) a_pack.emplace_back(plan.mc * plan.kc, 1);
   FirstException error;
 
-  // LAB:SOLUTION-BEGIN  omp parallel; JC, PC (omp for: pack_b), IC: own rows (pack_a), JR, IR: run_tile
+  // LAB:SOLUTION-BEGIN  omp parallel; JC, PC (omp for: pack_b), IC (omp for dynamic: pack_a), JR, IR:
+  // run_tile
   const MicroKernel& uk = plan.uk;
-  const int64_t mr = uk.mr, nr = uk.nr, kc = plan.kc, nc = plan.nc;
+  const int64_t mr = uk.mr, nr = uk.nr, mc = plan.mc, nc = plan.nc, kc = plan.kc;
   double* const b_buf = b_pack.data();
 #pragma omp parallel num_threads(plan.threads)
   {
-    const int t = omp_get_thread_num();
-    const Share share = share_of(plan, t, m);
-    double* const a_buf = a_pack[t].data();
+    double* const a_buf = a_pack[omp_get_thread_num()].data();
     for (int64_t jc = 0; jc < n; jc += nc) {  // loop 5 (JC): nc columns of C and of B
       const int64_t nb = std::min(nc, n - jc);
       const int64_t panels = ceil_div(nb, nr);
-      const auto [q0, q1] = panels_of(plan, share, panels);
       for (int64_t pc = 0; pc < k; pc += kc) {  // loop 4 (PC): a kc slice of k; pack B(pc.., jc..)
         const int64_t kb = std::min(kc, k - pc);
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 4)
         for (int64_t q = 0; q < panels; ++q) {
           error.run([&] {
             pack_b(B.block(pc, jc + q * nr, kb, std::min(nr, nb - q * nr)), nr, b_buf + q * nr * kb);
@@ -153,8 +139,10 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
         }  // the implicit barrier of `omp for`: the B panel is complete before anyone reads it
         // The first slice of k applies beta (beta == 0: C is not read); later ones add.
         const double beta_pc = pc == 0 ? beta : 1.0;
-        for (int64_t ic = share.r0; ic < share.r1; ic += share.mc) {  // loop 3 (IC): this thread's rows
-          const int64_t mb = std::min(share.mc, share.r1 - ic);
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t item = 0; item < plan.ic_blocks * plan.jr_chunks; ++item) {  // loop 3 (IC): mc rows
+          const int64_t ic = item / plan.jr_chunks * mc, mb = std::min(mc, m - ic);
+          const auto [q0, q1] = chunk(panels, item % plan.jr_chunks, plan.jr_chunks);
           error.run([&] {
             pack_a(alpha, A.block(ic, pc, mb, kb), static_cast<int>(mr), a_buf);
             for (int64_t q = q0; q < q1; ++q) {          // loop 2 (JR): one kb x NR panel of B, in L1
@@ -164,9 +152,7 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
               }
             }
           });
-        }
-        // Everyone is done with this B panel before the next pass packs over it.
-#pragma omp barrier
+        }  // the implicit barrier: everyone is done with the B panel before the next pass packs over it
       }
     }
   }
