@@ -5,6 +5,8 @@
 #     BACKEND cpu | gpu | mpi
 #     SOURCES tiling.cpp              # files the student edits: the skeleton lives in
 #                                     # stepNN_*/, the solution in solutions/stepNN_*/
+#     GIVEN baseline.cpp              # step files with nothing to write, compiled
+#                                     # into every implementation's library
 #     SUPPORT register.cpp            # step files compiled once per implementation
 #     TESTS tests/test_tiling.cpp     # GoogleTest sources (correctness)
 #     PERF_TESTS tests/perf_tiling.cpp  # GoogleTest sources (performance ratios)
@@ -49,7 +51,7 @@ endfunction()
 
 function(lab_add_step step)
   cmake_parse_arguments(PARSE_ARGV 1 S "" "TITLE;BACKEND;DEFAULT_SIZE;MAIN"
-                        "SOURCES;SUPPORT;TESTS;PERF_TESTS;DEPENDS;LIBS;MPI_RANKS")
+                        "SOURCES;GIVEN;SUPPORT;TESTS;PERF_TESTS;DEPENDS;LIBS;MPI_RANKS")
   string(REGEX MATCH "^step[0-9][0-9]" _num "${step}")
   if(NOT _num)
     message(FATAL_ERROR "lab_add_step: '${step}' is not named stepNN_<name>")
@@ -128,6 +130,9 @@ function(lab_add_step step)
         list(APPEND _srcs "${_src_dir}/${_f}")
       endforeach()
     endif()
+    foreach(_f IN LISTS S_GIVEN)
+      list(APPEND _srcs "${_step_dir}/${_f}")
+    endforeach()
     add_library(${step}_${impl} STATIC ${_srcs})
     if(_gen_dir)
       target_include_directories(${step}_${impl} BEFORE PRIVATE "${_gen_dir}")
