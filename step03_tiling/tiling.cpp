@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "first_exception.hpp"
+#include "lab/first_exception.hpp"
 #include "lab/gemm_args.hpp"
 #include "lab/machine.hpp"
 #include "lab/todo.hpp"

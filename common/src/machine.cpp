@@ -144,6 +144,10 @@ double cpu_peak_gflops(int threads) {
   static std::map<int, double> cache;
   std::lock_guard<std::mutex> lock(mu);
   if (threads < 1) threads = 1;
+#ifdef _OPENMP
+  // More threads than processors share the processors: the peak is theirs.
+  if (threads > omp_get_num_procs()) threads = omp_get_num_procs();
+#endif
   if (auto it = cache.find(threads); it != cache.end()) return it->second;
   const std::string level = cpu_simd_level();
   // Warm up (clocks ramp, pages fault), then the best of three short probes.

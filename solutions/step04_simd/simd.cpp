@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "first_exception.hpp"
+#include "lab/first_exception.hpp"
 #include "lab/gemm_args.hpp"
 #include "lab/todo.hpp"
 #include "microkernel.hpp"

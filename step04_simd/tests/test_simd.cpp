@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "contract.hpp"
-#include "first_exception.hpp"
+#include "lab/first_exception.hpp"
 #include "lab/check.hpp"
 #include "lab/machine.hpp"
 #include "simd.hpp"

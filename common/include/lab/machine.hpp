@@ -19,7 +19,8 @@ std::string cpu_simd_level();
 
 /// Double-precision FMA throughput of this CPU in GFLOP/s with `threads` threads,
 /// measured by a short (about 0.2 s) probe of independent vector FMAs at the widest
-/// SIMD level the CPU has. Cached after the first call per thread count.
+/// SIMD level the CPU has (threads beyond the processor count add nothing).
+/// Cached after the first call per thread count.
 double cpu_peak_gflops(int threads);
 
 /// Threads OpenMP will use (omp_get_max_threads, or 1 without OpenMP).

@@ -1,4 +1,4 @@
-// first_exception.hpp — carrying an exception out of an OpenMP parallel region.
+// lab/first_exception.hpp — carrying an exception out of an OpenMP parallel region.
 //
 // An exception must not leave a parallel region: the program would terminate.
 // Code that may throw inside one (a LAB_TODO the student has not done yet, a
