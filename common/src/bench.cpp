@@ -47,15 +47,6 @@ std::string gib(double bytes) {
   return b;
 }
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 std::vector<const Variant*> choose(const BenchOptions& o, const StepInfo& info, std::string* err) {
   const auto& all = registered_variants();
   const std::string step = info.step;

@@ -31,7 +31,9 @@ double parse_double(const std::string& flag, const std::string& text, double lo,
   return v;
 }
 
-std::vector<std::string> split(const std::string& s) {
+}  // namespace
+
+std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream in(s);
   std::string item;
@@ -39,8 +41,6 @@ std::vector<std::string> split(const std::string& s) {
     if (!item.empty()) out.push_back(item);
   return out;
 }
-
-}  // namespace
 
 std::string bench_usage(const StepInfo& info) {
   std::ostringstream o;
@@ -103,19 +103,19 @@ BenchOptions parse_bench_args(int argc, const char* const* argv, const StepInfo&
       o.min_time_s = parse_double(a, next(), 0.0, 3600.0);
     } else if (a == "--impl") {
       o.impl = next();
-      for (const auto& s : split(o.impl))
+      for (const auto& s : split_list(o.impl))
         if (s != "student" && s != "solution" && s != "baseline" && s != "all")
           throw UsageError("--impl takes student, solution, baseline or all (got '" + s + "')");
-      if (split(o.impl).empty()) throw UsageError("--impl needs at least one of student, solution, baseline, all");
+      if (split_list(o.impl).empty()) throw UsageError("--impl needs at least one of student, solution, baseline, all");
     } else if (a == "--variant") {
-      o.variants = split(next());
+      o.variants = split_list(next());
       if (o.variants.empty()) throw UsageError("--variant needs a name (see --list)");
     } else if (a == "--threads") {
       o.params.threads = static_cast<int>(parse_int(a, next(), 1, 4096));
     } else if (a == "--tile") {
       o.params.tile.clear();
       const std::string v = next();
-      for (const auto& s : split(v)) o.params.tile.push_back(parse_int("--tile", s, 1, 1 << 20));
+      for (const auto& s : split_list(v)) o.params.tile.push_back(parse_int("--tile", s, 1, 1 << 20));
       if (o.params.tile.empty()) throw UsageError("--tile needs sizes, e.g. --tile 64,256,512");
     } else if (a == "--gpus") {
       o.params.gpus = static_cast<int>(parse_int(a, next(), 1, 1024));

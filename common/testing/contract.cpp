@@ -208,4 +208,16 @@ void run_bad_argument_checks(const Subject& s) {
   }
 }
 
+void expect_invalid_argument(const std::function<void(MatView C)>& call, const Matrix& C0, const std::string& name) {
+  Matrix C = C0.clone();
+  try {
+    call(C.view());
+    ADD_FAILURE() << "no std::invalid_argument for a bad " << name;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(name), std::string::npos)
+        << "the message should name " << name << ": " << e.what();
+  }
+  EXPECT_EQ(0, std::memcmp(C.data(), C0.data(), sizeof(double) * C.size())) << "C written despite a bad " << name;
+}
+
 }  // namespace lab::testing

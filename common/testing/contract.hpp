@@ -54,6 +54,10 @@ void run_contract_case(const Subject& s, const Case& c, uint64_t seed);
 /// The bad-argument checks (each must throw std::invalid_argument and leave C alone).
 void run_bad_argument_checks(const Subject& s);
 
+/// Calls `call` on a copy of C0 and expects std::invalid_argument whose message
+/// names `name`, with the copy of C left exactly as it was.
+void expect_invalid_argument(const std::function<void(MatView C)>& call, const Matrix& C0, const std::string& name);
+
 /// Skips the current test (printing the LAB-SKIP marker that ctest reads) when
 /// the subject cannot run here. Returns true when skipped.
 bool skip_if_unavailable(const Subject& s);

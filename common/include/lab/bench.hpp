@@ -46,6 +46,8 @@ struct BenchOptions {
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+/// "a,b,,c" -> {"a", "b", "c"}: the comma lists of the CLI.
+std::vector<std::string> split_list(const std::string& s);
 BenchOptions parse_bench_args(int argc, const char* const* argv, const StepInfo& info);
 std::string bench_usage(const StepInfo& info);
 
