@@ -406,10 +406,21 @@ int run(int argc, char** argv) {
   try {
     lab::step08::all_or_none(MPI_COMM_WORLD, [&] {
       if (!root) return;
-      A = lab::Matrix(o.m, o.k);
-      B = lab::Matrix(o.k, o.n);
-      C0 = lab::Matrix(o.m, o.n);
-      C = lab::Matrix(o.m, o.n);
+      // Bad sizes or paths fail before the run, on every rank alike (as a usage error).
+      try {
+        lab::require_memory_for(o.m, o.n, o.k);
+        for (const auto& path : {o.csv, o.json, s.breakdown_csv})
+          if (!path.empty()) lab::require_writable(path);
+        A = lab::Matrix(o.m, o.k);
+        B = lab::Matrix(o.k, o.n);
+        C0 = lab::Matrix(o.m, o.n);
+        C = lab::Matrix(o.m, o.n);
+      } catch (const UsageError& e) {
+        throw std::invalid_argument(e.what());
+      } catch (const std::bad_alloc&) {
+        throw std::invalid_argument("cannot allocate the matrices of " + std::to_string(o.m) + " x " +
+                                    std::to_string(o.n) + " x " + std::to_string(o.k) + " on rank 0");
+      }
       A.fill_random(o.seed);
       B.fill_random(o.seed + 1);
       C0.fill_random(o.seed + 2);

@@ -100,6 +100,19 @@ void print_row(const Record& r) {
 
 }  // namespace
 
+void require_memory_for(int64_t m, int64_t n, int64_t k) {
+  const double need = 8.0 * (double(m) * k + double(k) * n + 3.0 * double(m) * n);
+  const int64_t avail = mem_available_bytes();
+  if (avail > 0 && need > 0.9 * double(avail))
+    throw UsageError(std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k) + " needs about " +
+                     gib(need) + " of memory, only " + gib(double(avail)) + " is available");
+}
+
+void require_writable(const std::string& path) {
+  std::ofstream probe(path, std::ios::app);
+  if (!probe) throw UsageError("cannot write '" + path + "'");
+}
+
 void set_gpu_hooks(GpuHooks hooks) { hooks_slot() = std::make_unique<GpuHooks>(std::move(hooks)); }
 const GpuHooks* gpu_hooks() { return hooks_slot().get(); }
 
@@ -131,6 +144,15 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     return kExitUsage;
   }
 
+  try {
+    require_memory_for(o.m, o.n, o.k);
+    for (const auto& path : {o.csv, o.json})
+      if (!path.empty()) require_writable(path);
+  } catch (const UsageError& e) {
+    std::cerr << prog << ": error: " << e.what() << "\n";
+    return kExitUsage;
+  }
+
   const bool gpu = info.backend == Backend::gpu;
   std::string device;
   double peak = 0;
@@ -151,24 +173,6 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
   const int threads = gpu ? 1 : max_threads();
   Params params = o.params;
   params.threads = threads;
-
-  // A, B, C0, the result, and (for the check) a reference or magnitude matrix.
-  const double need = 8.0 * (double(o.m) * o.k + double(o.k) * o.n + 3.0 * double(o.m) * o.n);
-  const int64_t avail = mem_available_bytes();
-  if (avail > 0 && need > 0.9 * double(avail)) {
-    std::cerr << prog << ": error: " << o.m << " x " << o.n << " x " << o.k << " needs about " << gib(need)
-              << " of memory, only " << gib(double(avail)) << " is available\n";
-    return kExitUsage;
-  }
-  // Open the output files before the (long) run, so a bad path fails at once.
-  for (const auto& path : {o.csv, o.json}) {
-    if (path.empty()) continue;
-    std::ofstream probe(path, std::ios::app);
-    if (!probe) {
-      std::cerr << prog << ": error: cannot write '" << path << "'\n";
-      return kExitUsage;
-    }
-  }
 
   std::vector<Record> rows;
   int status = kExitOk;

@@ -51,6 +51,13 @@ std::vector<std::string> split_list(const std::string& s);
 BenchOptions parse_bench_args(int argc, const char* const* argv, const StepInfo& info);
 std::string bench_usage(const StepInfo& info);
 
+/// Throws UsageError, with the sizes and the memory available, when A, B and
+/// three m x n matrices (C0, the result, a check's copy) would not fit in memory.
+void require_memory_for(int64_t m, int64_t n, int64_t k);
+/// Throws UsageError when a results file cannot be opened for appending, so a
+/// long run never ends in an unwritable path.
+void require_writable(const std::string& path);
+
 /// One row of results, as written to CSV/JSON. The first nine CSV columns are
 /// fixed by the lab: step,variant,impl,m,n,k,threads,median_s,gflops.
 struct Record {
