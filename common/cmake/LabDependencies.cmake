@@ -103,7 +103,7 @@ function(lab_print_summary)
     message(STATUS "gemm-lab: SKIPPED ${_s}")
   endforeach()
   if(_skipped)
-    message(WARNING "gemm-lab: some steps or baselines are skipped in this build; the lines "
-                    "'gemm-lab: SKIPPED' above say which and why")
+    message(WARNING "gemm-lab: some steps or baselines are skipped in this build; "
+                    "the SKIPPED lines above say which and why")
   endif()
 endfunction()
