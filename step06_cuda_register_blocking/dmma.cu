@@ -43,8 +43,8 @@ struct Dmma {
   //   b[v]         = B(t + 4 v, g)           v  = 0..3
   //   d[v0 + 2 v1] = D(g + 8 v1, 2 t + v0)
   // kShapeK picks the instructions: 16 = one m16n8k16, 8 = two m16n8k8 (both
-  // sm_90), 4 = eight m8n8k4 (sm_80 on): each smaller shape takes exactly a
-  // subset of the registers above, so the layout stays the same.
+  // sm_90); each smaller shape takes exactly a subset of the registers above,
+  // so the layout stays the same. Before sm_90 it is eight m8n8k4.
   template <int kShapeK>
   __device__ __forceinline__ static void mma_16x8x16(double (&d)[4], const double (&a)[8],
                                                      const double (&b)[4]) {
@@ -55,7 +55,8 @@ struct Dmma {
           : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
           : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
             "d"(b[1]), "d"(b[2]), "d"(b[3]));
-    } else if constexpr (kShapeK == 8) {
+    } else {
+      static_assert(kShapeK == 8, "mma_16x8x16 is one m16n8k16 or two m16n8k8");
 #pragma unroll
       for (int h = 0; h < 2; ++h)
         asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
@@ -63,13 +64,31 @@ struct Dmma {
             : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
             : "d"(a[4 * h]), "d"(a[4 * h + 1]), "d"(a[4 * h + 2]), "d"(a[4 * h + 3]), "d"(b[2 * h]),
               "d"(b[2 * h + 1]));
-    } else {
-      eight_8x8x4(d, a, b);
     }
 #elif __CUDA_ARCH__ >= 800
     eight_8x8x4(d, a, b);  // the only shape before sm_90
 #else
     __trap();  // never launched: the host checks the compute capability first
+#endif
+  }
+
+  // One k quarter q of the same product: D += A(:, 4q..4q+3) * B(4q..4q+3, :),
+  // from the registers a[2q], a[2q + 1], b[q] (one m16n8k4 on sm_90, two m8n8k4
+  // before).
+  __device__ __forceinline__ static void mma_16x8x4(double (&d)[4], double a0, double a1, double b0) {
+#if __CUDA_ARCH__ >= 900
+    asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a0), "d"(a1), "d"(b0));
+#elif __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+        : "+d"(d[0]), "+d"(d[1])
+        : "d"(a0), "d"(b0));
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+        : "+d"(d[2]), "+d"(d[3])
+        : "d"(a1), "d"(b0));
+#else
+    __trap();
 #endif
   }
 
@@ -124,8 +143,13 @@ __device__ __forceinline__ void load_a_fragment(const double* As, int r0, int g,
   for (double& x : af) x = 0.0;
 }
 
-template <int BM, int BN, int BK, int kWarpsM, int kWarpsN, int kStages, int kShapeK>
-__global__ void __launch_bounds__(DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStages>::kThreads, 1)
+// kShapeK: 16 or 8 issue each 16 x 8 x 16 piece as one m16n8k16 or two
+// m16n8k8 (Dmma::mma_16x8x16); 4 goes one k quarter at a time over all the
+// warp's pieces of a 16-row strip, so that consecutive m16n8k4 write different
+// accumulators. kMinBlocks: blocks per multiprocessor the registers must allow.
+template <int BM, int BN, int BK, int kWarpsM, int kWarpsN, int kStages, int kShapeK, int kMinBlocks,
+          bool kComputeFirst>
+__global__ void __launch_bounds__(DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStages>::kThreads, kMinBlocks)
     dmma_kernel(double alpha, const double* __restrict__ a, int64_t lda, const double* __restrict__ b,
                 int64_t ldb, double beta, double* __restrict__ c, int64_t ldc, int64_t m, int64_t n,
                 int64_t k) {
@@ -138,7 +162,7 @@ __global__ void __launch_bounds__(DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStag
   const int wm0 = (warp % kWarpsM) * Cfg::kWM, wn0 = (warp / kWarpsM) * Cfg::kWN;
   const typename Cfg::Loader loader(a, lda, b, ldb, m0, n0, m, n, k);
   double acc[Cfg::kMI][Cfg::kNI][4] = {};
-  for_each_slice<kStages, BK, Cfg::kLdA, Cfg::kStage>(
+  for_each_slice<kStages, BK, Cfg::kLdA, Cfg::kStage, kComputeFirst>(
       loader, smem, k, [&](const double* As, const double* Bs) {
 #pragma unroll
         for (int kk = 0; kk < BK; kk += kMmaK) {
@@ -150,8 +174,16 @@ __global__ void __launch_bounds__(DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStag
           for (int mi = 0; mi < Cfg::kMI; ++mi) {
             double af[8];
             load_a_fragment<Cfg>(As + kk * Cfg::kLdA, wm0 + 16 * mi, g, t, af);
+            if constexpr (kShapeK == 4) {
 #pragma unroll
-            for (int ni = 0; ni < Cfg::kNI; ++ni) Dmma::mma_16x8x16<kShapeK>(acc[mi][ni], af, bf[ni]);
+              for (int q = 0; q < 4; ++q)
+#pragma unroll
+                for (int ni = 0; ni < Cfg::kNI; ++ni)
+                  Dmma::mma_16x8x4(acc[mi][ni], af[2 * q], af[2 * q + 1], bf[ni][q]);
+            } else {
+#pragma unroll
+              for (int ni = 0; ni < Cfg::kNI; ++ni) Dmma::mma_16x8x16<kShapeK>(acc[mi][ni], af, bf[ni]);
+            }
           }
         }
       });
@@ -171,32 +203,36 @@ __global__ void __launch_bounds__(DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStag
       }
 }
 
-template <int BM, int BN, int BK, int kWarpsM, int kWarpsN, int kStages, int kShapeK>
+template <int BM, int BN, int BK, int kWarpsM, int kWarpsN, int kStages, int kShapeK, int kMinBlocks,
+          bool kComputeFirst>
 void launch(double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta, lab::MatView C,
             cudaStream_t stream) {
   using Cfg = DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStages>;
-  auto kernel = dmma_kernel<BM, BN, BK, kWarpsM, kWarpsN, kStages, kShapeK>;
+  auto kernel = dmma_kernel<BM, BN, BK, kWarpsM, kWarpsN, kStages, kShapeK, kMinBlocks, kComputeFirst>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), Cfg::kSmemBytes);
   kernel<<<tile_count(C, BM, BN), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
       alpha, A.data, A.ld, B.data, B.ld, beta, C.data, C.ld, C.rows, C.cols, A.cols);
   LAB_CUDA_CHECK_LAUNCH();
 }
 
-// The block tiles this file is built with (bm, bn, bk), their warps and pipeline depth.
-// Measured on an H100 (see the handout): 8 warps of 64 x 32 on 128 x 128 tiles
-// with two m16n8k8 per piece were fastest from n = 2048 up; below that 128 x 128
-// tiles leave multiprocessors idle, and 64 x 64 tiles (four warps, up to three
-// blocks per multiprocessor) win. The last template argument is kShapeK.
+// The block tiles this file is built with (bm, bn, bk): warps, pipeline depth,
+// kShapeK, blocks per multiprocessor and where the refill goes
+// (for_each_slice). Measured on an H100 (see the handout): from n = 2048 up,
+// 128 x 64 tiles (4 warps of 64 x 32, two blocks per multiprocessor, three
+// stages refilled after the multiply, m16n8k4 by k quarter) were the fastest;
+// 128 x 128 came close at n = 8192; below n = 2048 there are too few 128 x 64
+// tiles for two per multiprocessor and 64 x 64 tiles win.
 constexpr KernelChoice kKernels[] = {
-    {128, 128, 16, launch<128, 128, 16, 2, 4, 4, 8>},  // 8 warps of 64 x 32
-    {64, 64, 16, launch<64, 64, 16, 2, 2, 4, 16>},     // 4 warps of 32 x 32
+    {128, 64, 16, launch<128, 64, 16, 2, 2, 3, 4, 2, true>},     // 4 warps of 64 x 32, 2 blocks/SM
+    {128, 128, 16, launch<128, 128, 16, 2, 4, 4, 16, 1, true>},  // 8 warps of 64 x 32
+    {64, 64, 16, launch<64, 64, 16, 2, 2, 4, 16, 1, false>},     // 4 warps of 32 x 32
 };
 
-// The largest tile that still gives every multiprocessor a block.
+// 128 x 64 tiles where there are two for every multiprocessor, else 64 x 64.
 lab::step06::Tile pick(int64_t m, int64_t n) {
   const int64_t sms = lab::cuda::device_info().sm_count;
-  const int64_t big_tiles = ((m + 127) / 128) * ((n + 127) / 128);
-  return big_tiles >= sms ? lab::step06::Tile{128, 128, 16} : lab::step06::Tile{64, 64, 16};
+  const int64_t tiles = ((m + 127) / 128) * ((n + 63) / 64);
+  return tiles >= 2 * sms ? lab::step06::Tile{128, 64, 16} : lab::step06::Tile{64, 64, 16};
 }
 
 }  // namespace

@@ -23,6 +23,15 @@ struct Async {
     *dst = valid ? *src : 0.0;  // the same effect, synchronously, before sm_80
 #endif
   }
+  // The same copy where the source is known to be inside the matrix.
+  __device__ __forceinline__ static void copy8(double* dst, const double* src) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src) : "memory");
+#else
+    *dst = *src;
+#endif
+  }
   __device__ __forceinline__ static void commit() {
 #if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -74,6 +83,7 @@ struct SliceLoader {
   const double* a_ptr;  // A(m0 + a_row, a_p)
   const double* b_ptr;  // B(bq, n0 + bc)
   int64_t lda, ldb, rows_left, cols_left, k;
+  bool interior;  // the block's whole BM x BN tile of C lies inside C
   int a_slot0, a_p, bq, bc;  // a_slot0: where this thread's first row goes in a row of As
 
   __device__ SliceLoader(const double* a, int64_t lda_, const double* b, int64_t ldb_, int64_t m0, int64_t n0,
@@ -89,10 +99,23 @@ struct SliceLoader {
     b_ptr = b + bq + (n0 + bc) * ldb;
     rows_left = m - m0 - a_row;
     cols_left = n - n0 - bc;
+    interior = m0 + BM <= m && n0 + BN <= n;
   }
 
   /// Issues the copies of the slice that starts at k offset p0 into As, Bs.
-  __device__ __forceinline__ void copy(double* As, double* Bs, int64_t p0) const {
+  __device__ __forceinline__ void copy(double* As, double* Bs, int64_t p0) const { copy_as<true>(As, Bs, p0); }
+
+  /// The same, with unchecked copies (no bounds tests, no zero fill) where the
+  /// block's tile and the slice lie wholly inside the matrices: most blocks,
+  /// most slices. The choice is the same for every thread of the block, so no
+  /// warp diverges.
+  __device__ __forceinline__ void copy_slice(double* As, double* Bs, int64_t p0) const {
+    if (interior && p0 + BK <= k) copy_as<false>(As, Bs, p0);
+    else copy_as<true>(As, Bs, p0);
+  }
+
+  template <bool kChecked>
+  __device__ __forceinline__ void copy_as(double* As, double* Bs, int64_t p0) const {
     const int64_t k_left = k - p0;
     const double* a_slice = a_ptr + p0 * lda;
 #pragma unroll
@@ -101,8 +124,14 @@ struct SliceLoader {
 #pragma unroll
       for (int r = 0; r < kARows; ++r) {
         const int row = 16 * kRowGroups * r;  // offset from this thread's first row
-        const bool ok = row < rows_left && p < k_left;
-        Async::copy8(As + p * kLdA + a_slot0 + row, ok ? a_slice + kAPThreads * pp * lda + row : a_ptr, ok);
+        double* const dst = As + p * kLdA + a_slot0 + row;
+        const double* const src = a_slice + kAPThreads * pp * lda + row;
+        if constexpr (kChecked) {
+          const bool ok = row < rows_left && p < k_left;
+          Async::copy8(dst, ok ? src : a_ptr, ok);
+        } else {
+          Async::copy8(dst, src);
+        }
       }
     }
 #pragma unroll
@@ -110,43 +139,64 @@ struct SliceLoader {
 #pragma unroll
       for (int pg = 0; pg < kBKGroups; ++pg) {
         const int p = bq + 4 * pg;
-        const bool ok = kBCols * cp < cols_left && p < k_left;
-        Async::copy8(Bs + p * kLdB + bc + kBCols * cp, ok ? b_ptr + p0 + 4 * pg + kBCols * cp * ldb : b_ptr,
-                     ok);
+        double* const dst = Bs + p * kLdB + bc + kBCols * cp;
+        const double* const src = b_ptr + p0 + 4 * pg + kBCols * cp * ldb;
+        if constexpr (kChecked) {
+          const bool ok = kBCols * cp < cols_left && p < k_left;
+          Async::copy8(dst, ok ? src : b_ptr, ok);
+        } else {
+          Async::copy8(dst, src);
+        }
       }
     }
   }
 };
 
 /// The ring of kStages shared-memory stages (kStage doubles each: As, then Bs
-/// at BK * kLdA), one BK-wide slice of k per stage. Before the block computes
-/// slice s it issues the copies of slice s + kStages - 1 into the stage that
-/// slice s - 1 used, so the loads of later slices are in flight while it
-/// computes; one __syncthreads per slice is all the ordering needed. With
-/// kStages = 2 this is the classic double buffer. Calls compute(As, Bs) for
-/// every slice in order; zero-filled rows and columns make any k work.
-template <int kStages, int BK, int kLdA, int kStage, class Loader, class Compute>
+/// at BK * kLdA), one BK-wide slice of k per stage. Iteration s waits for
+/// slice s, synchronizes the block once, multiplies slice s and refills the
+/// stage that slice s - 1 used (nobody reads it any more: everyone passed the
+/// barrier after finishing it) with slice s + kStages - 1, so that the loads
+/// of later slices are in flight while the block computes. Calls compute(As,
+/// Bs) for every slice in order; zero-filled rows and columns make any k work.
+///
+/// kComputeFirst says where the refill goes in the iteration:
+///  - false: before the multiply. The copies of slice s + kStages - 1 leave a
+///    whole slice earlier, and kStages = 2 is the classic double buffer.
+///  - true: after it. Right after the barrier every warp goes straight to its
+///    shared-memory loads and arithmetic instead of spending a few hundred
+///    cycles issuing copies (and, on the edges, testing bounds) while the
+///    arithmetic units wait; the copies then have kStages - 2 slices to land,
+///    so this order needs three stages at least. Interior slices use the
+///    unchecked copies (copy_slice). On an H100 this order was the faster one
+///    for both kernels of the step (see the handout).
+template <int kStages, int BK, int kLdA, int kStage, bool kComputeFirst, class Loader, class Compute>
 __device__ __forceinline__ void for_each_slice(const Loader& loader, double* smem, int64_t k,
                                                Compute&& compute) {
-  static_assert(kStages >= 2, "a pipeline needs two stages at least");
+  static_assert(kStages >= (kComputeFirst ? 3 : 2),
+                "a pipeline needs two stages at least, three when the refill follows the compute");
   const int64_t slices = (k + BK - 1) / BK;
+  auto refill = [&](int64_t slice) {
+    double* const fill = smem + (slice % kStages) * kStage;
+    if (slice >= slices) return;
+    if constexpr (kComputeFirst) loader.copy_slice(fill, fill + BK * kLdA, slice * BK);
+    else loader.copy(fill, fill + BK * kLdA, slice * BK);
+  };
   // One commit per slice, even an empty one, so that "all but the newest
   // kStages - 2 groups have landed" always means "slice s has landed".
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < slices) loader.copy(smem + s * kStage, smem + s * kStage + BK * kLdA, s * BK);
+    refill(s);
     Async::commit();
   }
   for (int64_t s = 0; s < slices; ++s) {
     Async::wait<kStages - 2>();  // this thread's copies of slice s are done
     __syncthreads();             // everyone's are, and everyone finished slice s - 1
-    // Refill the stage slice s - 1 used: nobody reads it any more.
-    const int64_t next = s + kStages - 1;
-    double* const fill = smem + (next % kStages) * kStage;
-    if (next < slices) loader.copy(fill, fill + BK * kLdA, next * BK);
-    Async::commit();
     const double* const stage = smem + (s % kStages) * kStage;
-    compute(stage, stage + BK * kLdA);
+    if constexpr (kComputeFirst) compute(stage, stage + BK * kLdA);
+    refill(s + kStages - 1);  // into the stage slice s - 1 used
+    Async::commit();
+    if constexpr (!kComputeFirst) compute(stage, stage + BK * kLdA);
   }
   Async::wait<0>();  // leave no copy in flight (the last groups are empty)
 }

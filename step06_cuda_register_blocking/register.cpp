@@ -23,10 +23,10 @@ lab::step06::Tile tile_of(const GemmCall& c) {
 LAB_REGISTER_VARIANT(
     {"step06", "simt", LAB_IMPL_NAME, lab::Backend::gpu,
      [](const GemmCall& c) { lab::step06::dgemm(c.alpha, c.A, c.B, c.beta, c.C, stream_of(c), tile_of(c)); },
-     "CUDA cores: 8 x 8 doubles of C per thread, 64 x 32 per warp, double-buffered shared memory"});
+     "CUDA cores: 8 x 8 doubles of C per thread, 64 x 32 per warp, a cp.async pipeline in shared memory"});
 LAB_REGISTER_VARIANT({"step06", "dmma", LAB_IMPL_NAME, lab::Backend::gpu,
                       [](const GemmCall& c) {
                         lab::step06::dgemm_dmma(c.alpha, c.A, c.B, c.beta, c.C, stream_of(c), tile_of(c));
                       },
-                      "FP64 tensor cores: mma.sync 16 x 8 x 16, 4-stage cp.async pipeline (sm_80 or later)"});
+                      "FP64 tensor cores: mma.sync f64, a cp.async pipeline in shared memory (sm_80 or later)"});
 }  // namespace
