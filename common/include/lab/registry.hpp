@@ -64,6 +64,6 @@ const std::vector<Variant>& registered_variants();
 
 #define LAB_CONCAT_(a, b) a##b
 #define LAB_CONCAT(a, b) LAB_CONCAT_(a, b)
-/// At namespace scope in a registration file: LAB_REGISTER_VARIANT({"step01", "naive", ...});
+/// At namespace scope in a registration file: LAB_REGISTER_VARIANT({"step01", "naive_ijk", ...});
 #define LAB_REGISTER_VARIANT(...) \
   [[maybe_unused]] static const int LAB_CONCAT(lab_variant_, __LINE__) = ::lab::register_variant(__VA_ARGS__)
