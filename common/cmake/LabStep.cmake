@@ -106,6 +106,14 @@ function(lab_add_step step)
       file(GLOB_RECURSE _all_sol CONFIGURE_DEPENDS RELATIVE "${_sol_dir}"
            "${_sol_dir}/*.cpp" "${_sol_dir}/*.hpp" "${_sol_dir}/*.h" "${_sol_dir}/*.cu" "${_sol_dir}/*.cuh"
            "${_sol_dir}/*.cc")
+      # A copy whose solution file is gone would still shadow the step's own
+      # header of that name (this folder comes first on the include path).
+      file(GLOB_RECURSE _gen_old RELATIVE "${_gen_dir}" "${_gen_dir}/*")
+      foreach(_f IN LISTS _gen_old)
+        if(NOT _f IN_LIST _all_sol)
+          file(REMOVE "${_gen_dir}/${_f}")
+        endif()
+      endforeach()
       set(_gen_all "")
       foreach(_f IN LISTS _all_sol)
         add_custom_command(OUTPUT "${_gen_dir}/${_f}"
