@@ -66,7 +66,8 @@ struct Dmma {
               "d"(b[2 * h + 1]));
     }
 #elif __CUDA_ARCH__ >= 800
-    eight_8x8x4(d, a, b);  // the only shape before sm_90
+#pragma unroll
+    for (int q = 0; q < 4; ++q) two_8x8x4(d, a[2 * q], a[2 * q + 1], b[q]);  // the only shape before sm_90
 #else
     __trap();  // never launched: the host checks the compute capability first
 #endif
@@ -81,28 +82,21 @@ struct Dmma {
         : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
         : "d"(a0), "d"(a1), "d"(b0));
 #elif __CUDA_ARCH__ >= 800
+    two_8x8x4(d, a0, a1, b0);
+#else
+    __trap();
+#endif
+  }
+
+  // One k quarter before sm_90: two m8n8k4, rows g (d[0..1]) and g + 8 (d[2..3]).
+  __device__ __forceinline__ static void two_8x8x4(double (&d)[4], double a0, double a1, double b0) {
+#if __CUDA_ARCH__ >= 800
     asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
         : "+d"(d[0]), "+d"(d[1])
         : "d"(a0), "d"(b0));
     asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
         : "+d"(d[2]), "+d"(d[3])
         : "d"(a1), "d"(b0));
-#else
-    __trap();
-#endif
-  }
-
-  // The same product as eight m8n8k4 (rows in two halves mh, k in four quarters kk).
-  __device__ __forceinline__ static void eight_8x8x4(double (&d)[4], const double (&a)[8],
-                                                     const double (&b)[4]) {
-#if __CUDA_ARCH__ >= 800
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-      for (int mh = 0; mh < 2; ++mh)
-        asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
-            : "+d"(d[2 * mh]), "+d"(d[2 * mh + 1])
-            : "d"(a[mh + 2 * kk]), "d"(b[kk]));
 #endif
   }
 };
