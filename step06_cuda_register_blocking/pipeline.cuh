@@ -53,14 +53,24 @@ __host__ __device__ constexpr int a_slot(int i) {
   return kPairRows ? (i & ~15) | ((i & 7) << 1) | ((i >> 3) & 1) : i;
 }
 
+/// Where k offset p of a slice goes in a column of Bs when kFragmentColumns:
+/// within each group of 16, p = t + 4 v lands at 4 t + v, so that the four
+/// values v = 0..3 one DMMA thread needs of a column sit side by side (two
+/// 16-byte loads instead of four 8-byte ones).
+__host__ __device__ constexpr int b_slot(int p) { return (p & ~15) | ((p & 3) << 2) | ((p >> 2) & 3); }
+
 /// Copies one BK-wide slice of the block's A (BM x BK) and B (BK x BN) into
-/// k-major shared tiles As[p][a_slot(i)] (row stride kLdA) and Bs[p][j] (row
-/// stride kLdB): B is transposed on the way, so that a row of Bs holds what one
-/// k step needs of BN columns. Out-of-range elements are zero-filled, which adds
-/// nothing to the products: any m, n, k works. Each thread's addresses are one
-/// base pointer plus compile-time offsets (or one of a few run-time strides),
-/// which keeps them out of the registers the accumulators need.
-template <int BM, int BN, int BK, int kThreads, int kLdA, int kLdB, bool kPairRows>
+/// shared memory. A goes k-major, As[p][a_slot(i)] (row stride kLdA). B goes
+///  - without kFragmentColumns: k-major too, Bs[p][j] (row stride kLdB): B is
+///    transposed on the way, so that a row of Bs holds what one k step needs of
+///    BN columns (the SIMT kernel);
+///  - with kFragmentColumns: column by column, Bs[j][b_slot(p)] (stride kLdB
+///    per column), in the order the DMMA fragments read it.
+/// Out-of-range elements are zero-filled, which adds nothing to the products:
+/// any m, n, k works. Each thread's addresses are one base pointer plus
+/// compile-time offsets (or one of a few run-time strides), which keeps them
+/// out of the registers the accumulators need.
+template <int BM, int BN, int BK, int kThreads, int kLdA, int kLdB, bool kPairRows, bool kFragmentColumns = false>
 struct SliceLoader {
   // A: the threads form a 16 (rows) x kThreads / 16 grid. With as many columns
   // as BK or fewer, column ap copies k offsets ap + kAPThreads pp of rows
@@ -85,6 +95,7 @@ struct SliceLoader {
   int64_t lda, ldb, rows_left, cols_left, k;
   bool interior;  // the block's whole BM x BN tile of C lies inside C
   int a_slot0, a_p, bq, bc;  // a_slot0: where this thread's first row goes in a row of As
+  int b_dst0;                // where its first element of B goes in Bs
 
   __device__ SliceLoader(const double* a, int64_t lda_, const double* b, int64_t ldb_, int64_t m0, int64_t n0,
                          int64_t m, int64_t n, int64_t k_)
@@ -95,6 +106,7 @@ struct SliceLoader {
     a_slot0 = a_slot<kPairRows>(ai) + 16 * (ap / BK);
     bq = threadIdx.x % 4;
     bc = threadIdx.x / 4;
+    b_dst0 = kFragmentColumns ? bc * kLdB + b_slot(bq) : bq * kLdB + bc;
     a_ptr = a + (m0 + a_row) + a_p * lda;
     b_ptr = b + bq + (n0 + bc) * ldb;
     rows_left = m - m0 - a_row;
@@ -139,7 +151,9 @@ struct SliceLoader {
 #pragma unroll
       for (int pg = 0; pg < kBKGroups; ++pg) {
         const int p = bq + 4 * pg;
-        double* const dst = Bs + p * kLdB + bc + kBCols * cp;
+        // relative to b_dst0: b_slot(bq + 4 pg) - b_slot(bq) = b_slot(4 pg), as bq < 4
+        double* const dst = Bs + b_dst0 + (kFragmentColumns ? kBCols * cp * kLdB + b_slot(4 * pg)
+                                                            : 4 * pg * kLdB + kBCols * cp);
         const double* const src = b_ptr + p0 + 4 * pg + kBCols * cp * ldb;
         if constexpr (kChecked) {
           const bool ok = kBCols * cp < cols_left && p < k_left;
@@ -199,6 +213,45 @@ __device__ __forceinline__ void for_each_slice(const Loader& loader, double* sme
     if constexpr (!kComputeFirst) compute(stage, stage + BK * kLdA);
   }
   Async::wait<0>();  // leave no copy in flight (the last groups are empty)
+}
+
+/// The same ring, with the operands of the next slice fetched across the
+/// barrier: for_each_slice leaves every warp, right after each __syncthreads,
+/// waiting for its first shared-memory loads of the slice before it can
+/// multiply. Here iteration s waits for slice s + 1 as well, so that
+/// compute(As, Bs, next_As, next_Bs) can load the first operands of slice
+/// s + 1 into registers while it multiplies slice s, and the next iteration
+/// starts straight with arithmetic. first(As, Bs) loads those of slice 0.
+/// The refill follows the compute, as with kComputeFirst; because the copies
+/// of a slice must land one slice earlier, this needs four stages for the
+/// slack three give for_each_slice. (At the last slice, next_* point at a
+/// stage nobody writes any more; what compute loads from it is not used.)
+template <int kStages, int BK, int kLdA, int kStage, class Loader, class First, class Compute>
+__device__ __forceinline__ void for_each_slice_prefetch(const Loader& loader, double* smem, int64_t k,
+                                                        First&& first, Compute&& compute) {
+  static_assert(kStages >= 4, "fetching across the barrier needs four stages at least");
+  const int64_t slices = (k + BK - 1) / BK;
+  auto stage = [&](int64_t slice) { return smem + (slice % kStages) * kStage; };
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < slices) loader.copy_slice(stage(s), stage(s) + BK * kLdA, s * BK);
+    Async::commit();
+  }
+  Async::wait<kStages - 2>();  // slice 0
+  __syncthreads();
+  first(smem, smem + BK * kLdA);
+  for (int64_t s = 0; s < slices; ++s) {
+    Async::wait<kStages - 3>();  // this thread's copies of slices s and s + 1 are done
+    __syncthreads();             // everyone's are, and everyone finished slice s - 1
+    const double* const cur = stage(s);
+    const double* const next = stage(s + 1);
+    compute(cur, cur + BK * kLdA, next, next + BK * kLdA);
+    // Into the stage slice s - 1 used: compute read only the stages of s and s + 1.
+    const int64_t fill = s + kStages - 1;
+    if (fill < slices) loader.copy_slice(stage(fill), stage(fill) + BK * kLdA, fill * BK);
+    Async::commit();
+  }
+  Async::wait<0>();
 }
 
 }  // namespace lab::step06::detail

@@ -1,11 +1,13 @@
 // step06 — bonus TODO: the same product on the FP64 tensor cores (DMMA).
 //
-// A warp-wide mma.sync multiplies a 16 x 16 piece of A by a 16 x 8 piece of B
+// A warp-wide mma.sync multiplies a 16 x 4 piece of A by a 4 x 8 piece of B
 // into a 16 x 8 piece of C held in registers across the warp's 32 threads.
 // Each warp of the block computes a kWM x kWN tile of C out of kMI x kNI such
 // pieces; the block's tiles of A and B arrive in shared memory through a
-// kStages-deep pipeline of asynchronous copies (pipeline.cuh), so that the
-// loads of slice s + kStages - 1 are in flight while the warps multiply slice s.
+// kStages-deep ring of asynchronous copies (pipeline.cuh), and each warp loads
+// the operands of its next pieces into registers while the tensor cores
+// multiply the current ones, across the slice boundary too
+// (for_each_slice_prefetch).
 // What to do: write load_b_fragments and load_a_fragment, which read a warp's
 // mma operands out of shared memory in the register layout the instruction
 // expects (the pipeline, SliceLoader, Dmma and the epilogue are given), then delete
@@ -27,76 +29,40 @@ namespace {
 
 using lab::step06::detail::a_slot;
 using lab::step06::detail::allow_dynamic_smem;
-using lab::step06::detail::for_each_slice;
+using lab::step06::detail::b_slot;
+using lab::step06::detail::for_each_slice_prefetch;
 using lab::step06::detail::KernelChoice;
 using lab::step06::detail::SliceLoader;
 using lab::step06::detail::tile_count;
 using lab::step06::detail::tile_of_block;
 
-constexpr int kMmaK = 16;  // the k of one mma.sync.m16n8k16
+constexpr int kMmaK = 16;  // the k of one step: four m16n8k4 (k quarters q = 0..3)
 
-// Given: the two instructions this kernel is built on (sm_80 or later).
+// Given: the instruction this kernel is built on (sm_80 or later).
 struct Dmma {
-  // D (16 x 8) += A (16 x 16) * B (16 x 8), one warp. With g = lane / 4 and
-  // t = lane % 4, each thread holds
+  // One step of a 16 x 8 piece, D (16 x 8) += A (16 x 16) * B (16 x 8), is four
+  // k quarters. With g = lane / 4 and t = lane % 4, each thread holds
   //   a[v0 + 2 v1] = A(g + 8 v0, t + 4 v1)   v0 = 0..1, v1 = 0..3
   //   b[v]         = B(t + 4 v, g)           v  = 0..3
   //   d[v0 + 2 v1] = D(g + 8 v1, 2 t + v0)
-  // kShapeK picks the instructions: 16 = one m16n8k16, 8 = two m16n8k8 (both
-  // sm_90); each smaller shape takes exactly a subset of the registers above,
-  // so the layout stays the same. Before sm_90 it is eight m8n8k4.
-  template <int kShapeK>
-  __device__ __forceinline__ static void mma_16x8x16(double (&d)[4], const double (&a)[8],
-                                                     const double (&b)[4]) {
-#if __CUDA_ARCH__ >= 900
-    if constexpr (kShapeK == 16) {
-      asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
-          "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
-          : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-          : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
-            "d"(b[1]), "d"(b[2]), "d"(b[3]));
-    } else {
-      static_assert(kShapeK == 8, "mma_16x8x16 is one m16n8k16 or two m16n8k8");
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-            "{%0, %1, %2, %3};\n"
-            : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-            : "d"(a[4 * h]), "d"(a[4 * h + 1]), "d"(a[4 * h + 2]), "d"(a[4 * h + 3]), "d"(b[2 * h]),
-              "d"(b[2 * h + 1]));
-    }
-#elif __CUDA_ARCH__ >= 800
-#pragma unroll
-    for (int q = 0; q < 4; ++q) two_8x8x4(d, a[2 * q], a[2 * q + 1], b[q]);  // the only shape before sm_90
-#else
-    __trap();  // never launched: the host checks the compute capability first
-#endif
-  }
-
-  // One k quarter q of the same product: D += A(:, 4q..4q+3) * B(4q..4q+3, :),
-  // from the registers a[2q], a[2q + 1], b[q] (one m16n8k4 on sm_90, two m8n8k4
-  // before).
+  // and quarter q, D += A(:, 4q..4q+3) * B(4q..4q+3, :), takes the registers
+  // a[2q], a[2q + 1] and b[q]: one mma.sync.m16n8k4 on sm_90, two m8n8k4
+  // (the only FP64 shape there) on sm_80 to sm_89.
   __device__ __forceinline__ static void mma_16x8x4(double (&d)[4], double a0, double a1, double b0) {
 #if __CUDA_ARCH__ >= 900
     asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
         : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
         : "d"(a0), "d"(a1), "d"(b0));
 #elif __CUDA_ARCH__ >= 800
-    two_8x8x4(d, a0, a1, b0);
-#else
-    __trap();
-#endif
-  }
-
-  // One k quarter before sm_90: two m8n8k4, rows g (d[0..1]) and g + 8 (d[2..3]).
-  __device__ __forceinline__ static void two_8x8x4(double (&d)[4], double a0, double a1, double b0) {
-#if __CUDA_ARCH__ >= 800
+    // rows g (d[0..1]) and g + 8 (d[2..3])
     asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
         : "+d"(d[0]), "+d"(d[1])
         : "d"(a0), "d"(b0));
     asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
         : "+d"(d[2]), "+d"(d[3])
         : "d"(a1), "d"(b0));
+#else
+    __trap();  // never launched: the host checks the compute capability first
 #endif
   }
 };
@@ -106,27 +72,37 @@ struct DmmaConfig {
   static constexpr int kThreads = kWarpsM * kWarpsN * 32;
   static constexpr int kWM = BM / kWarpsM, kWN = BN / kWarpsN;  // one warp's tile of C
   static constexpr int kMI = kWM / 16, kNI = kWN / 8;           // its mma pieces
-  // Row strides of the k-major tiles As[p][a_slot(i)], Bs[p][j]: a stride of 4
-  // (mod 16) doubles puts the four rows t = 0..3 a fragment load touches in
-  // different banks.
-  static constexpr int kLdA = BM + 4, kLdB = BN + 4;
-  static constexpr int kStage = BK * (kLdA + kLdB);
+  // As[p][a_slot(i)] is k-major with row stride kLdA: a stride of 4 (mod 16)
+  // doubles puts the four rows t = 0..3 an A fragment load touches in
+  // different banks. Bs[j][b_slot(p)] is stored column by column, kLdB = BK + 2
+  // doubles apart: the 8 columns g of a fragment then start 16 bytes apart
+  // (mod 128), and the 16-byte loads of a quarter warp hit different banks.
+  static constexpr int kLdA = BM + 4, kLdB = BK + 2;
+  static constexpr int kStage = BK * kLdA + BN * kLdB;  // doubles per stage
   static constexpr size_t kSmemBytes = sizeof(double) * kStages * kStage;
   static_assert(kWM % 16 == 0 && kWN % 8 == 0, "a warp tile is a whole number of 16 x 8 mma pieces");
   static_assert(BK % kMmaK == 0, "a slice is a whole number of mma k steps");
-  using Loader = SliceLoader<BM, BN, BK, kThreads, kLdA, kLdB, true>;
+  using Loader = SliceLoader<BM, BN, BK, kThreads, kLdA, kLdB, true, true>;
 };
 
-// The warp's B fragments of one stage: bf[ni][v] = B(t + 4 v, wn0 + 8 ni + g) of
-// the slice, that is Bs[t + 4 v][wn0 + 8 ni + g] (see Dmma::mma_16x8x16).
+// The warp's B fragments of one k step (16 rows of the slice):
+// bf[ni][v] = B(t + 4 v, wn0 + 8 ni + g), which is
+// Bs[(wn0 + 8 ni + g) * kLdB + b_slot(t + 4 v)] = Bs[... + 4 t + v]: the four
+// values of a piece are neighbours, two double2 loads.
 template <class Cfg>
 __device__ __forceinline__ void load_b_fragments(const double* Bs, int wn0, int g, int t,
                                                  double (&bf)[Cfg::kNI][4]) {
-  // LAB:SOLUTION-BEGIN  bf[ni][v] = Bs[(t + 4 v) * kLdB + wn0 + 8 ni + g]
+  // LAB:SOLUTION-BEGIN  for each ni: two double2 at Bs + (wn0 + 8 ni + g) * kLdB + 4 t (+ 2)
 #pragma unroll
-  for (int ni = 0; ni < Cfg::kNI; ++ni)
-#pragma unroll
-    for (int v = 0; v < 4; ++v) bf[ni][v] = Bs[(t + 4 * v) * Cfg::kLdB + wn0 + 8 * ni + g];
+  for (int ni = 0; ni < Cfg::kNI; ++ni) {
+    const double* const col = Bs + (wn0 + 8 * ni + g) * Cfg::kLdB + b_slot(t);
+    const double2 lo = *reinterpret_cast<const double2*>(col);      // v = 0, 1
+    const double2 hi = *reinterpret_cast<const double2*>(col + 2);  // v = 2, 3
+    bf[ni][0] = lo.x;
+    bf[ni][1] = lo.y;
+    bf[ni][2] = hi.x;
+    bf[ni][3] = hi.y;
+  }
   // LAB:SKELETON
   for (auto& piece : bf)
     for (double& x : piece) x = 0.0;
@@ -134,7 +110,7 @@ __device__ __forceinline__ void load_b_fragments(const double* Bs, int wn0, int 
 }
 
 // The A fragment of the 16-row piece starting at row r0 of the tile:
-// af[v0 + 2 v1] = A(r0 + g + 8 v0, t + 4 v1) of the slice. In the a_slot
+// af[v0 + 2 v1] = A(r0 + g + 8 v0, t + 4 v1) of the k step. In the a_slot
 // order rows g and g + 8 of a piece are neighbours in a row of As: one double2
 // load per v1.
 template <class Cfg>
@@ -152,18 +128,28 @@ __device__ __forceinline__ void load_a_fragment(const double* As, int r0, int g,
   // LAB:SOLUTION-END
 }
 
-// kShapeK: 16 or 8 issue each 16 x 8 x 16 piece as one m16n8k16 or two
-// m16n8k8 (Dmma::mma_16x8x16); 4 goes one k quarter at a time over all the
-// warp's pieces of a 16-row strip, so that consecutive m16n8k4 write different
-// accumulators. kMinBlocks: blocks per multiprocessor the registers must allow.
-template <int BM, int BN, int BK, int kWarpsM, int kWarpsN, int kStages, int kShapeK, int kMinBlocks,
-          bool kComputeFirst>
+// The operands of one k step of a 16-row strip: the warp's A fragment of the
+// strip and its B fragments (the same for every strip of the step).
+template <class Cfg>
+struct Operands {
+  double a[8], b[Cfg::kNI][4];
+};
+
+// kMinBlocks: blocks per multiprocessor the registers must allow.
+//
+// Each warp walks its pieces strip by strip (mi), k step by k step, and loads
+// the operands of the next strip (or the next k step, or the next slice's
+// first step) before it multiplies the current one, so that the loads are in
+// flight while the tensor cores work. Within a strip, the four k quarters go
+// over all kNI pieces in turn: consecutive mma instructions write different
+// accumulators.
+template <int BM, int BN, int BK, int kWarpsM, int kWarpsN, int kStages, int kMinBlocks>
 __global__ void __launch_bounds__(DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStages>::kThreads, kMinBlocks)
     dmma_kernel(double alpha, const double* __restrict__ a, int64_t lda, const double* __restrict__ b,
                 int64_t ldb, double beta, double* __restrict__ c, int64_t ldc, int64_t m, int64_t n,
                 int64_t k) {
   using Cfg = DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStages>;
-  extern __shared__ __align__(16) double smem[];  // kStages x (As[BK][kLdA], Bs[BK][kLdB])
+  extern __shared__ __align__(16) double smem[];  // kStages x (As[BK][kLdA], Bs[BN][kLdB])
   int64_t tm, tn;
   tile_of_block(blockIdx.x, (m + BM - 1) / BM, (n + BN - 1) / BN, &tm, &tn);
   const int64_t m0 = tm * BM, n0 = tn * BN;
@@ -171,28 +157,45 @@ __global__ void __launch_bounds__(DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStag
   const int wm0 = (warp % kWarpsM) * Cfg::kWM, wn0 = (warp / kWarpsM) * Cfg::kWN;
   const typename Cfg::Loader loader(a, lda, b, ldb, m0, n0, m, n, k);
   double acc[Cfg::kMI][Cfg::kNI][4] = {};
-  for_each_slice<kStages, BK, Cfg::kLdA, Cfg::kStage, kComputeFirst>(
-      loader, smem, k, [&](const double* As, const double* Bs) {
+  Operands<Cfg> next;  // the operands the warp multiplies next
+  // k step kk of a stage: A rows kk * kMmaK.. of As, and the columns' slots from kk * kMmaK on.
+  auto fetch_a = [&](const double* As, int kk, int mi) {
+    load_a_fragment<Cfg>(As + kk * kMmaK * Cfg::kLdA, wm0 + 16 * mi, g, t, next.a);
+  };
+  auto fetch_b = [&](const double* Bs, int kk) { load_b_fragments<Cfg>(Bs + kk * kMmaK, wn0, g, t, next.b); };
+  for_each_slice_prefetch<kStages, BK, Cfg::kLdA, Cfg::kStage>(
+      loader, smem, k,
+      [&](const double* As, const double* Bs) {
+        fetch_b(Bs, 0);
+        fetch_a(As, 0, 0);
+      },
+      [&](const double* As, const double* Bs, const double* next_As, const double* next_Bs) {
 #pragma unroll
-        for (int kk = 0; kk < BK; kk += kMmaK) {
-          // B fragments for every piece in the warp's columns; then A fragments one
-          // 16-row piece at a time, each used kNI times.
+        for (int kk = 0; kk < BK / kMmaK; ++kk) {
           double bf[Cfg::kNI][4];
-          load_b_fragments<Cfg>(Bs + kk * Cfg::kLdB, wn0, g, t, bf);
+#pragma unroll
+          for (int ni = 0; ni < Cfg::kNI; ++ni)
+#pragma unroll
+            for (int v = 0; v < 4; ++v) bf[ni][v] = next.b[ni][v];
 #pragma unroll
           for (int mi = 0; mi < Cfg::kMI; ++mi) {
             double af[8];
-            load_a_fragment<Cfg>(As + kk * Cfg::kLdA, wm0 + 16 * mi, g, t, af);
-            if constexpr (kShapeK == 4) {
 #pragma unroll
-              for (int q = 0; q < 4; ++q)
-#pragma unroll
-                for (int ni = 0; ni < Cfg::kNI; ++ni)
-                  Dmma::mma_16x8x4(acc[mi][ni], af[2 * q], af[2 * q + 1], bf[ni][q]);
+            for (int v = 0; v < 8; ++v) af[v] = next.a[v];
+            if (mi + 1 < Cfg::kMI) {
+              fetch_a(As, kk, mi + 1);
+            } else if (kk + 1 < BK / kMmaK) {
+              fetch_b(Bs, kk + 1);
+              fetch_a(As, kk + 1, 0);
             } else {
-#pragma unroll
-              for (int ni = 0; ni < Cfg::kNI; ++ni) Dmma::mma_16x8x16<kShapeK>(acc[mi][ni], af, bf[ni]);
+              fetch_b(next_Bs, 0);
+              fetch_a(next_As, 0, 0);
             }
+#pragma unroll
+            for (int q = 0; q < 4; ++q)
+#pragma unroll
+              for (int ni = 0; ni < Cfg::kNI; ++ni)
+                Dmma::mma_16x8x4(acc[mi][ni], af[2 * q], af[2 * q + 1], bf[ni][q]);
           }
         }
       });
@@ -212,32 +215,30 @@ __global__ void __launch_bounds__(DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStag
       }
 }
 
-template <int BM, int BN, int BK, int kWarpsM, int kWarpsN, int kStages, int kShapeK, int kMinBlocks,
-          bool kComputeFirst>
+template <int BM, int BN, int BK, int kWarpsM, int kWarpsN, int kStages, int kMinBlocks>
 void launch(double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta, lab::MatView C,
             cudaStream_t stream) {
   using Cfg = DmmaConfig<BM, BN, BK, kWarpsM, kWarpsN, kStages>;
-  auto kernel = dmma_kernel<BM, BN, BK, kWarpsM, kWarpsN, kStages, kShapeK, kMinBlocks, kComputeFirst>;
+  auto kernel = dmma_kernel<BM, BN, BK, kWarpsM, kWarpsN, kStages, kMinBlocks>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), Cfg::kSmemBytes);
   kernel<<<tile_count(C, BM, BN), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
       alpha, A.data, A.ld, B.data, B.ld, beta, C.data, C.ld, C.rows, C.cols, A.cols);
   LAB_CUDA_CHECK_LAUNCH();
 }
 
-// The block tiles this file is built with (bm, bn, bk): warps, pipeline depth,
-// kShapeK, blocks per multiprocessor and where the refill goes
-// (for_each_slice). Measured on an H100 (see the handout): from n = 2048 up,
-// 128 x 64 tiles (4 warps of 64 x 32, two blocks per multiprocessor, three
-// stages refilled after the multiply, m16n8k4 by k quarter) were the fastest;
-// 128 x 128 came close at n = 8192; below n = 2048 there are too few 128 x 64
-// tiles for two per multiprocessor and 64 x 64 tiles win.
+// The block tiles this file is built with (bm, bn, bk): warps, pipeline depth
+// and blocks per multiprocessor. Measured on an H100 (see the handout): 128 x 64
+// tiles (4 warps of 64 x 32, two blocks per multiprocessor) were the fastest
+// from n = 2048 to 8192, ahead of one 8-warp block of 128 x 128; 64 x 64 tiles
+// give small matrices more blocks (the fastest at n = 1024).
 constexpr KernelChoice kKernels[] = {
-    {128, 64, 16, launch<128, 64, 16, 2, 2, 3, 4, 2, true>},     // 4 warps of 64 x 32, 2 blocks/SM
-    {128, 128, 16, launch<128, 128, 16, 2, 4, 4, 16, 1, true>},  // 8 warps of 64 x 32
-    {64, 64, 16, launch<64, 64, 16, 2, 2, 4, 16, 1, false>},     // 4 warps of 32 x 32
+    {128, 64, 16, launch<128, 64, 16, 2, 2, 4, 2>},    // 4 warps of 64 x 32, 2 blocks/SM
+    {128, 128, 16, launch<128, 128, 16, 2, 4, 4, 1>},  // 8 warps of 64 x 32
+    {64, 64, 16, launch<64, 64, 16, 2, 2, 4, 2>},      // 4 warps of 32 x 32
 };
 
-// 128 x 64 tiles where there are two for every multiprocessor, else 64 x 64.
+// 128 x 64 tiles where there are two for every multiprocessor, else 64 x 64
+// (at n = 1024 on an H100, 128 tiles of 128 x 64 for 132 SMs: 64 x 64 won).
 lab::step06::Tile pick(int64_t m, int64_t n) {
   const int64_t sms = lab::cuda::device_info().sm_count;
   const int64_t tiles = ((m + 127) / 128) * ((n + 63) / 64);

@@ -1,13 +1,15 @@
 // step06 — TODO for the student: the register-blocked kernel on the CUDA cores.
 //
-// What to do: write the heart of simt_kernel, the multiply of one slice, so
-// that each thread accumulates an 8 x 8 block of C in registers. The block's
-// tiles of A and B arrive in shared memory one BK-wide slice of k at a time,
-// through a ring of kStages buffers that for_each_slice (pipeline.cuh, given)
-// keeps filled: while the block multiplies slice s, the copies of later
-// slices are already on their way (with kStages = 2, the classic double
-// buffer). The epilogue (writing C) is given too, and dgemm's
-// LAB_TODO goes once the slice multiply is written. Read
+// What to do: write the two pieces of the multiply, so that each thread
+// accumulates an 8 x 8 block of C in registers: load_fragments, which reads
+// the 8 values of A and the 8 of B that one k step needs out of shared
+// memory, and multiply, their 64 products. The block's tiles of A and B
+// arrive in shared memory one BK-wide slice of k at a time, through a ring of
+// kStages buffers that the pipeline (pipeline.cuh, given) keeps filled: while
+// the block multiplies slice s, the copies of later slices are already on
+// their way, and each thread loads the operands of its next k step while it
+// multiplies the current one (simt_kernel, given). The epilogue (writing C)
+// is given too, and dgemm's LAB_TODO goes once both pieces are written. Read
 // step06_cuda_register_blocking/README.md first.
 // Test:   ctest --test-dir build/both -L step06 --output-on-failure
 // Time:   build/both/bin/step06_cuda_register_blocking --n 4096 --variant simt
@@ -26,6 +28,7 @@ namespace {
 
 using lab::step06::detail::allow_dynamic_smem;
 using lab::step06::detail::for_each_slice;
+using lab::step06::detail::for_each_slice_prefetch;
 using lab::step06::detail::KernelChoice;
 using lab::step06::detail::SliceLoader;
 using lab::step06::detail::tile_count;
@@ -65,6 +68,53 @@ struct SimtConfig {
   using Loader = SliceLoader<BM, BN, BK, kThreads, kLdA, kLdB, false>;
 };
 
+// One k step's operands of a thread: a[2 q + h] = A(wr + 16 q + h, p) and
+// b[2 q + h] = B(p, wc + 8 q + h) of the slice, q = 0..3, h = 0..1.
+struct Fragments {
+  double a[kThreadM], b[kThreadN];
+};
+
+// Reads k step p's fragments out of the stage (As[p][i], Bs[p][j], row strides
+// Cfg::kLdA and Cfg::kLdB): each pair is one double2 load, 4 for A and 4 for B.
+template <class Cfg>
+__device__ __forceinline__ void load_fragments(const double* As, const double* Bs, int wr, int wc, int p,
+                                               Fragments& f) {
+  // LAB:SOLUTION-BEGIN  q = 0..3: double2 at As + p * kLdA + wr + 16 q, and at Bs + p * kLdB + wc + 8 q
+#pragma unroll
+  for (int q = 0; q < kThreadM / 2; ++q) {
+    const double2 v = *reinterpret_cast<const double2*>(As + p * Cfg::kLdA + wr + 16 * q);
+    f.a[2 * q] = v.x;
+    f.a[2 * q + 1] = v.y;
+  }
+#pragma unroll
+  for (int q = 0; q < kThreadN / 2; ++q) {
+    const double2 v = *reinterpret_cast<const double2*>(Bs + p * Cfg::kLdB + wc + 8 * q);
+    f.b[2 * q] = v.x;
+    f.b[2 * q + 1] = v.y;
+  }
+  // LAB:SKELETON
+  for (double& x : f.a) x = 0.0;
+  for (double& x : f.b) x = 0.0;
+  // LAB:SOLUTION-END
+}
+
+// The outer product of one k step: 8 values of A and 8 of B, each used 8
+// times straight from registers, feed 64 FMAs.
+__device__ __forceinline__ void multiply(const Fragments& f, double (&acc)[kThreadM][kThreadN]) {
+  // LAB:SOLUTION-BEGIN  acc[x][y] = fma(a[x], b[y], acc[x][y]) for the 64 pairs
+#pragma unroll
+  for (int x = 0; x < kThreadM; ++x)
+#pragma unroll
+    for (int y = 0; y < kThreadN; ++y) acc[x][y] = fma(f.a[x], f.b[y], acc[x][y]);
+  // LAB:SKELETON
+  // LAB:SOLUTION-END
+}
+
+// How a kernel walks the pipeline (pipeline.cuh): the refill before the
+// multiply (the classic double buffer), after it, or after it with each k
+// step's operands loaded during the step before, across the barrier too.
+enum class Order { kRefillFirst, kRefillAfter, kFetchAhead };
+
 // Given: C(i, j) <- alpha * acc + beta * C(i, j) for this thread's 8 x 8 block
 // (rows row0 + 16 q + {0,1}, columns col0 + 8 q + {0,1}), skipping what lies
 // outside C and never reading C when beta == 0.
@@ -88,7 +138,7 @@ struct Epilogue {
 };
 
 // One block computes a BM x BN tile of C (which one: tile_of_block).
-template <int BM, int BN, int BK, int kStages, int kMinBlocks, bool kComputeFirst>
+template <int BM, int BN, int BK, int kStages, int kMinBlocks, Order kOrder>
 __global__ void __launch_bounds__(SimtConfig<BM, BN, BK, kStages>::kThreads, kMinBlocks)
     simt_kernel(double alpha, const double* __restrict__ a, int64_t lda, const double* __restrict__ b,
                 int64_t ldb, double beta, double* __restrict__ c, int64_t ldc, int64_t m, int64_t n,
@@ -105,44 +155,38 @@ __global__ void __launch_bounds__(SimtConfig<BM, BN, BK, kStages>::kThreads, kMi
   const int wc = (warp / Cfg::kWarpsM) * kWarpN + 2 * me.tc;
   const typename Cfg::Loader loader(a, lda, b, ldb, m0, n0, m, n, k);
   double acc[kThreadM][kThreadN] = {};
-  for_each_slice<kStages, BK, Cfg::kLdA, Cfg::kStage, kComputeFirst>(
-      loader, smem, k, [&](const double* As, const double* Bs) {
-        // LAB:SOLUTION-BEGIN  for each p < BK: 4 + 4 double2 loads (A rows, B columns), 64 FMAs
-        const double* as = As + wr;
-        const double* bs = Bs + wc;
+  if constexpr (kOrder == Order::kFetchAhead) {
+    Fragments next;  // the operands of the next k step
+    for_each_slice_prefetch<kStages, BK, Cfg::kLdA, Cfg::kStage>(
+        loader, smem, k, [&](const double* As, const double* Bs) { load_fragments<Cfg>(As, Bs, wr, wc, 0, next); },
+        [&](const double* As, const double* Bs, const double* next_As, const double* next_Bs) {
 #pragma unroll
-        for (int p = 0; p < BK; ++p) {
-          // 4 + 4 double2 loads feed 64 FMAs: 8 values of A and 8 of B, each used
-          // 8 times straight from registers.
-          double av[kThreadM], bv[kThreadN];
-#pragma unroll
-          for (int q = 0; q < kThreadM / 2; ++q) {
-            const double2 v = *reinterpret_cast<const double2*>(as + p * Cfg::kLdA + 16 * q);
-            av[2 * q] = v.x;
-            av[2 * q + 1] = v.y;
+          for (int p = 0; p < BK; ++p) {
+            const Fragments cur = next;
+            if (p + 1 < BK) load_fragments<Cfg>(As, Bs, wr, wc, p + 1, next);
+            else load_fragments<Cfg>(next_As, next_Bs, wr, wc, 0, next);  // the next slice's first step
+            multiply(cur, acc);
           }
+        });
+  } else {
+    for_each_slice<kStages, BK, Cfg::kLdA, Cfg::kStage, kOrder == Order::kRefillAfter>(
+        loader, smem, k, [&](const double* As, const double* Bs) {
 #pragma unroll
-          for (int q = 0; q < kThreadN / 2; ++q) {
-            const double2 v = *reinterpret_cast<const double2*>(bs + p * Cfg::kLdB + 8 * q);
-            bv[2 * q] = v.x;
-            bv[2 * q + 1] = v.y;
+          for (int p = 0; p < BK; ++p) {
+            Fragments f;
+            load_fragments<Cfg>(As, Bs, wr, wc, p, f);
+            multiply(f, acc);
           }
-#pragma unroll
-          for (int x = 0; x < kThreadM; ++x)
-#pragma unroll
-            for (int y = 0; y < kThreadN; ++y) acc[x][y] = fma(av[x], bv[y], acc[x][y]);
-        }
-        // LAB:SKELETON
-        // LAB:SOLUTION-END
-      });
+        });
+  }
   Epilogue::write(acc, alpha, beta, c, ldc, m0 + wr, n0 + wc, m, n);
 }
 
-template <int BM, int BN, int BK, int kStages, int kMinBlocks, bool kComputeFirst>
+template <int BM, int BN, int BK, int kStages, int kMinBlocks, Order kOrder>
 void launch(double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta, lab::MatView C,
             cudaStream_t stream) {
   using Cfg = SimtConfig<BM, BN, BK, kStages>;
-  auto kernel = simt_kernel<BM, BN, BK, kStages, kMinBlocks, kComputeFirst>;
+  auto kernel = simt_kernel<BM, BN, BK, kStages, kMinBlocks, kOrder>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), Cfg::kSmemBytes);
   kernel<<<tile_count(C, BM, BN), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
       alpha, A.data, A.ld, B.data, B.ld, beta, C.data, C.ld, C.rows, C.cols, A.cols);
@@ -150,16 +194,16 @@ void launch(double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta,
 }
 
 // The block tiles this file is built with (bm, bn, bk): pipeline depth, blocks
-// per multiprocessor, and where the refill goes (for_each_slice). Measured on
-// an H100 (see the handout): 128 x 64 tiles, two blocks per multiprocessor,
-// three stages refilled after the multiply were the fastest or level with the
+// per multiprocessor, and the order of the pipeline (Order). Measured on an
+// H100 (see the handout): 128 x 64 tiles, two blocks per multiprocessor, four
+// stages with the operands fetched ahead were the fastest or level with the
 // fastest from n = 1024 to 8192; 128 x 128 x 32 is the classic double buffer
 // (refill first), kept to compare.
 constexpr KernelChoice kKernels[] = {
-    {128, 64, 16, launch<128, 64, 16, 3, 2, true>},     // 4 warps, two blocks per multiprocessor
-    {128, 128, 16, launch<128, 128, 16, 3, 1, true>},   // 8 warps
-    {128, 128, 32, launch<128, 128, 32, 2, 1, false>},  // 8 warps, the classic double buffer
-    {64, 64, 16, launch<64, 64, 16, 3, 4, true>},       // 2 warps, four blocks per multiprocessor
+    {128, 64, 16, launch<128, 64, 16, 4, 2, Order::kFetchAhead>},     // 4 warps, two blocks per SM
+    {128, 128, 16, launch<128, 128, 16, 3, 1, Order::kRefillAfter>},  // 8 warps
+    {128, 128, 32, launch<128, 128, 32, 2, 1, Order::kRefillFirst>},  // 8 warps, the classic double buffer
+    {64, 64, 16, launch<64, 64, 16, 3, 4, Order::kRefillAfter>},      // 2 warps, four blocks per SM
 };
 
 // 128 x 64 tiles, unless there are fewer of them than half the
@@ -179,7 +223,7 @@ void lab::step06::dgemm(double alpha, ConstMatView A, ConstMatView B, double bet
   if (cuda::gemm_quick_return(alpha, A, B, beta, C, stream)) return;
   // LAB:SOLUTION-BEGIN
   // LAB:SKELETON
-  LAB_TODO("step06 dgemm: write the body of simt_kernel (see the handout), then delete this line");
+  LAB_TODO("step06 dgemm: write load_fragments and multiply (see the handout), then delete this line");
   // LAB:SOLUTION-END
   if (tile.bm == 0) tile = pick(C.rows, C.cols);
   if (tile.bk == 0) tile.bk = 16;
