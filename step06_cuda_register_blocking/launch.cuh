@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "lab/cuda.hpp"
 #include "register_blocking.hpp"
@@ -42,18 +43,32 @@ inline void allow_dynamic_smem(const void* kernel, size_t bytes) {
   done.insert(kernel);
 }
 
+/// The tiles of a launcher table, in its order.
+template <size_t N>
+std::vector<Tile> tiles_of(const KernelChoice (&choices)[N]) {
+  std::vector<Tile> out;
+  for (const KernelChoice& k : choices) out.push_back({k.bm, k.bn, k.bk});
+  return out;
+}
+
+/// "bm,bn,bk bm,bn,bk ...", as --tile takes them.
+inline std::string tile_list(const std::vector<Tile>& tiles) {
+  std::string out;
+  for (const Tile& t : tiles) {
+    if (!out.empty()) out += " ";
+    out += std::to_string(t.bm) + "," + std::to_string(t.bn) + "," + std::to_string(t.bk);
+  }
+  return out;
+}
+
 /// Runs the choice built for `tile`, or throws std::invalid_argument naming the built ones.
 template <size_t N>
 void run_tile(const char* who, const KernelChoice (&choices)[N], Tile tile, double alpha, ConstMatView A,
               ConstMatView B, double beta, MatView C, cudaStream_t stream) {
-  std::string built;
-  for (const KernelChoice& k : choices) {
+  for (const KernelChoice& k : choices)
     if (k.bm == tile.bm && k.bn == tile.bn && k.bk == tile.bk) return k.run(alpha, A, B, beta, C, stream);
-    built += " " + std::to_string(k.bm) + "," + std::to_string(k.bn) + "," + std::to_string(k.bk);
-  }
-  throw std::invalid_argument(std::string(who) + ": no kernel for tile " + std::to_string(tile.bm) + "," +
-                              std::to_string(tile.bn) + "," + std::to_string(tile.bk) + " (built:" + built +
-                              ")");
+  throw std::invalid_argument(std::string(who) + ": no kernel for tile " + tile_list({tile}) + " (built: " +
+                              tile_list(tiles_of(choices)) + ")");
 }
 
 }  // namespace lab::step06::detail

@@ -1,7 +1,9 @@
 // The variants of step06, as the benchmark CLI and the ladder know them.
-// --tile bm,bn[,bk] picks a block tile (see the handout for the ones built).
+// --tile bm,bn[,bk] picks a block tile; --list shows the ones built.
 #include <stdexcept>
+#include <string>
 
+#include "launch.cuh"
 #include "register_blocking.hpp"
 
 namespace {
@@ -23,10 +25,13 @@ lab::step06::Tile tile_of(const GemmCall& c) {
 LAB_REGISTER_VARIANT(
     {"step06", "simt", LAB_IMPL_NAME, lab::Backend::gpu,
      [](const GemmCall& c) { lab::step06::dgemm(c.alpha, c.A, c.B, c.beta, c.C, stream_of(c), tile_of(c)); },
-     "CUDA cores: 8 x 8 doubles of C per thread, 64 x 32 per warp, a cp.async pipeline in shared memory"});
+     "CUDA cores: 8 x 8 doubles of C per thread, 64 x 32 per warp, a cp.async pipeline in shared memory; --tile " +
+         lab::step06::detail::tile_list(lab::step06::simt_tiles())});
 LAB_REGISTER_VARIANT({"step06", "dmma", LAB_IMPL_NAME, lab::Backend::gpu,
                       [](const GemmCall& c) {
                         lab::step06::dgemm_dmma(c.alpha, c.A, c.B, c.beta, c.C, stream_of(c), tile_of(c));
                       },
-                      "FP64 tensor cores: mma.sync f64, a cp.async pipeline in shared memory (sm_80 or later)"});
+                      "FP64 tensor cores: mma.sync f64, a cp.async pipeline in shared memory (sm_80 or later); "
+                      "--tile " +
+                          lab::step06::detail::tile_list(lab::step06::dmma_tiles())});
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include <string>
+#include <vector>
 
 #include "lab/matrix.hpp"
 #include "lab/registry.hpp"
@@ -24,8 +25,8 @@ struct Tile {
 };
 
 /// C <- alpha * A * B + beta * C on the CUDA cores: 8 x 8 register blocks per
-/// thread, warp tiling, B transposed into shared memory, double-buffered
-/// shared memory with the next tile prefetched from global memory.
+/// thread, warp tiling, B transposed into shared memory, a ring of
+/// shared-memory stages filled by cp.async, operands fetched a step ahead.
 void dgemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, cudaStream_t stream,
            Tile tile = {});
 
@@ -33,11 +34,16 @@ void dgemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
 /// later); otherwise `why` says what it has.
 bool dmma_supported(std::string* why = nullptr);
 
-/// The same product on the FP64 tensor cores (mma.sync, 16 x 8 x 16 on sm_90,
+/// The same product on the FP64 tensor cores (mma.sync, 16 x 8 x 4 on sm_90,
 /// 8 x 8 x 4 on sm_80/86/89), with a multi-stage cp.async pipeline. Throws
 /// std::runtime_error where dmma_supported() is false.
 void dgemm_dmma(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, cudaStream_t stream,
                 Tile tile = {});
+
+/// The block tiles dgemm and dgemm_dmma are built with: what `tile` accepts
+/// (the tests run every one, the benchmark lists them).
+std::vector<Tile> simt_tiles();
+std::vector<Tile> dmma_tiles();
 
 }  // namespace LAB_IMPL_NS
 }  // namespace lab::step06

@@ -86,15 +86,13 @@ TEST_P(Step06Tiles, MatchesReference) {
 // and k, odd leading dimensions (unaligned columns) and NaN in C with beta = 0.
 std::vector<TileCase> tile_cases() {
   std::vector<TileCase> out;
-  const Tile simt_tiles[] = {{128, 64, 16}, {128, 128, 16}, {128, 128, 32}, {64, 64, 16}};
-  const Tile dmma_tiles[] = {{128, 64, 16}, {128, 128, 16}, {64, 64, 16}};
   auto add = [&](const char* kernel, Tile t) {
     out.push_back({kernel, t, 301, 257, 515, 1, -0.75, 1.25, false});
     out.push_back({kernel, t, 2 * t.bm, 2 * t.bn, 3 * t.bk, 0, 1.0, 0.5, false});  // exact multiples
     out.push_back({kernel, t, 97, 200, 37, 3, 2.5, 0.0, true});
   };
-  for (const Tile& t : simt_tiles) add("simt", t);
-  for (const Tile& t : dmma_tiles) add("dmma", t);
+  for (const Tile& t : lab::step06::simt_tiles()) add("simt", t);
+  for (const Tile& t : lab::step06::dmma_tiles()) add("dmma", t);
   return out;
 }
 
