@@ -32,6 +32,18 @@ struct Async {
     *dst = *src;
 #endif
   }
+  // 16 bytes global -> shared (two neighbouring doubles), cached in L2 only
+  // (.cg: the block reads each element once). Both addresses must be 16-byte
+  // aligned.
+  __device__ __forceinline__ static void copy16(double* dst, const double* src) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+#else
+    dst[0] = src[0];
+    dst[1] = src[1];
+#endif
+  }
   __device__ __forceinline__ static void commit() {
 #if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -45,32 +57,15 @@ struct Async {
   }
 };
 
-/// Where row i of the block's A tile goes in a row of As when kPairRows: within
-/// each group of 16 rows, rows r and r + 8 sit side by side (the DMMA kernel
-/// loads such a pair with one 16-byte load). Otherwise rows stay in order.
-template <bool kPairRows>
-__host__ __device__ constexpr int a_slot(int i) {
-  return kPairRows ? (i & ~15) | ((i & 7) << 1) | ((i >> 3) & 1) : i;
-}
-
-/// Where k offset p of a slice goes in a column of Bs when kFragmentColumns:
-/// within each group of 16, p = t + 4 v lands at 4 t + v, so that the four
-/// values v = 0..3 one DMMA thread needs of a column sit side by side (two
-/// 16-byte loads instead of four 8-byte ones).
-__host__ __device__ constexpr int b_slot(int p) { return (p & ~15) | ((p & 3) << 2) | ((p >> 2) & 3); }
-
 /// Copies one BK-wide slice of the block's A (BM x BK) and B (BK x BN) into
-/// shared memory. A goes k-major, As[p][a_slot(i)] (row stride kLdA). B goes
-///  - without kFragmentColumns: k-major too, Bs[p][j] (row stride kLdB): B is
-///    transposed on the way, so that a row of Bs holds what one k step needs of
-///    BN columns (the SIMT kernel);
-///  - with kFragmentColumns: column by column, Bs[j][b_slot(p)] (stride kLdB
-///    per column), in the order the DMMA fragments read it.
+/// shared memory for the SIMT kernel, 8 bytes at a time. Both go k-major:
+/// As[p][i] (row stride kLdA) and Bs[p][j] (row stride kLdB). B is transposed
+/// on the way, so that a row of Bs holds what one k step needs of BN columns.
 /// Out-of-range elements are zero-filled, which adds nothing to the products:
 /// any m, n, k works. Each thread's addresses are one base pointer plus
 /// compile-time offsets (or one of a few run-time strides), which keeps them
 /// out of the registers the accumulators need.
-template <int BM, int BN, int BK, int kThreads, int kLdA, int kLdB, bool kPairRows, bool kFragmentColumns = false>
+template <int BM, int BN, int BK, int kThreads, int kLdA, int kLdB>
 struct SliceLoader {
   // A: the threads form a 16 (rows) x kThreads / 16 grid. With as many columns
   // as BK or fewer, column ap copies k offsets ap + kAPThreads pp of rows
@@ -94,8 +89,8 @@ struct SliceLoader {
   const double* b_ptr;  // B(bq, n0 + bc)
   int64_t lda, ldb, rows_left, cols_left, k;
   bool interior;  // the block's whole BM x BN tile of C lies inside C
-  int a_slot0, a_p, bq, bc;  // a_slot0: where this thread's first row goes in a row of As
-  int b_dst0;                // where its first element of B goes in Bs
+  int a_dst0, a_p, bq;  // a_dst0: where this thread's first element of A goes in As
+  int b_dst0;           // and of B in Bs
 
   __device__ SliceLoader(const double* a, int64_t lda_, const double* b, int64_t ldb_, int64_t m0, int64_t n0,
                          int64_t m, int64_t n, int64_t k_)
@@ -103,10 +98,10 @@ struct SliceLoader {
     const int ai = threadIdx.x % 16, ap = threadIdx.x / 16;
     const int a_row = ai + 16 * (ap / BK);  // ap / BK > 0 only when kRowGroups > 1
     a_p = ap % BK;
-    a_slot0 = a_slot<kPairRows>(ai) + 16 * (ap / BK);
+    a_dst0 = a_p * kLdA + a_row;
     bq = threadIdx.x % 4;
-    bc = threadIdx.x / 4;
-    b_dst0 = kFragmentColumns ? bc * kLdB + b_slot(bq) : bq * kLdB + bc;
+    const int bc = threadIdx.x / 4;
+    b_dst0 = bq * kLdB + bc;
     a_ptr = a + (m0 + a_row) + a_p * lda;
     b_ptr = b + bq + (n0 + bc) * ldb;
     rows_left = m - m0 - a_row;
@@ -136,7 +131,7 @@ struct SliceLoader {
 #pragma unroll
       for (int r = 0; r < kARows; ++r) {
         const int row = 16 * kRowGroups * r;  // offset from this thread's first row
-        double* const dst = As + p * kLdA + a_slot0 + row;
+        double* const dst = As + a_dst0 + kAPThreads * pp * kLdA + row;
         const double* const src = a_slice + kAPThreads * pp * lda + row;
         if constexpr (kChecked) {
           const bool ok = row < rows_left && p < k_left;
@@ -151,9 +146,7 @@ struct SliceLoader {
 #pragma unroll
       for (int pg = 0; pg < kBKGroups; ++pg) {
         const int p = bq + 4 * pg;
-        // relative to b_dst0: b_slot(bq + 4 pg) - b_slot(bq) = b_slot(4 pg), as bq < 4
-        double* const dst = Bs + b_dst0 + (kFragmentColumns ? kBCols * cp * kLdB + b_slot(4 * pg)
-                                                            : 4 * pg * kLdB + kBCols * cp);
+        double* const dst = Bs + b_dst0 + 4 * pg * kLdB + kBCols * cp;
         const double* const src = b_ptr + p0 + 4 * pg + kBCols * cp * ldb;
         if constexpr (kChecked) {
           const bool ok = kBCols * cp < cols_left && p < k_left;
@@ -162,6 +155,111 @@ struct SliceLoader {
           Async::copy8(dst, src);
         }
       }
+    }
+  }
+};
+
+/// Copies one BK-wide slice for the DMMA kernel, in pairs of neighbours
+/// within a column, and without transposing anything: A(i, p) and A(i + 1, p)
+/// go to As[p][i] and As[p][i + 1] (k-major, row stride kLdA: a column of A
+/// is a row of As, as above), B(p, j) and B(p + 1, j) to Bs[j][p] and
+/// Bs[j][p + 1] (column by column, stride kLdB per column). Both halves of a
+/// pair are neighbours in global memory and in shared memory, so where the
+/// matrices allow it (kAligned: 16-byte aligned data and even leading
+/// dimensions) a pair is one 16-byte copy, and half as many copies keep the
+/// same bytes in flight; otherwise it is two 8-byte ones. The copies skip L1
+/// (.cg): a block reads each element once. Out-of-range elements are
+/// zero-filled, as in SliceLoader.
+template <int BM, int BN, int BK, int kThreads, int kLdA, int kLdB, bool kAligned>
+struct PairLoader {
+  // A: BM / 2 (row pairs) x kThreads / (BM / 2) (k offsets); thread (ai, ap)
+  // copies rows 2 ai, 2 ai + 1 at k offsets ap + kACols pp. A warp copies 512
+  // contiguous bytes of a column.
+  static constexpr int kARowPairs = BM / 2, kACols = kThreads / kARowPairs, kAPasses = BK / kACols;
+  // B: BK / 2 (k pairs) x kThreads / (BK / 2) (columns); thread (bq, bc) copies
+  // k offsets 2 bq, 2 bq + 1 of columns bc + kBCols cp. Eight threads copy the
+  // 128 bytes of a column's slice when BK = 16.
+  static constexpr int kBKPairs = BK / 2, kBCols = kThreads / kBKPairs, kBPasses = BN / kBCols;
+  static_assert(kThreads % kARowPairs == 0 && BK % kACols == 0,
+                "the A copy grid (BM / 2 row pairs x kThreads / (BM / 2)) must tile BM x BK");
+  static_assert(kThreads % kBKPairs == 0 && BN % kBCols == 0,
+                "the B copy grid (BK / 2 k pairs x kThreads / (BK / 2) columns) must tile BK x BN");
+  static_assert(kLdA % 2 == 0 && kLdB % 2 == 0, "16-byte pairs need even strides in shared memory");
+
+  const double* a_ptr;  // A(m0 + 2 ai, ap)
+  const double* b_ptr;  // B(2 bq, n0 + bc)
+  int64_t lda, ldb, rows_left, cols_left, k;
+  bool interior;  // the block's whole BM x BN tile of C lies inside C
+  int a_dst0, b_dst0, ap, bq2;
+
+  __device__ PairLoader(const double* a, int64_t lda_, const double* b, int64_t ldb_, int64_t m0, int64_t n0,
+                        int64_t m, int64_t n, int64_t k_)
+      : lda(lda_), ldb(ldb_), k(k_) {
+    const int ai = threadIdx.x % kARowPairs, bq = threadIdx.x % kBKPairs, bc = threadIdx.x / kBKPairs;
+    ap = threadIdx.x / kARowPairs;
+    bq2 = 2 * bq;
+    a_dst0 = ap * kLdA + 2 * ai;
+    b_dst0 = bc * kLdB + 2 * bq;
+    a_ptr = a + (m0 + 2 * ai) + ap * lda;
+    b_ptr = b + 2 * bq + (n0 + bc) * ldb;
+    rows_left = m - m0 - 2 * ai;
+    cols_left = n - n0 - bc;
+    interior = m0 + BM <= m && n0 + BN <= n;
+  }
+
+  /// As SliceLoader::copy_slice: unchecked copies where the tile and the
+  /// slice lie inside the matrices, checked ones elsewhere.
+  __device__ __forceinline__ void copy_slice(double* As, double* Bs, int64_t p0) const {
+    if (interior && p0 + BK <= k) copy_as<false>(As, Bs, p0);
+    else copy_as<true>(As, Bs, p0);
+  }
+
+  template <bool kChecked>
+  __device__ __forceinline__ void copy_as(double* As, double* Bs, int64_t p0) const {
+    const int64_t k_left = k - p0;
+#pragma unroll
+    for (int pp = 0; pp < kAPasses; ++pp) {
+      double* const dst = As + a_dst0 + kACols * pp * kLdA;
+      const double* const src = a_ptr + (p0 + kACols * pp) * lda;
+      if constexpr (kChecked) {
+        const int64_t count = ap + kACols * pp < k_left ? rows_left : 0;
+        copy_pair(dst, src, count, a_ptr);
+      } else {
+        copy_pair(dst, src);
+      }
+    }
+#pragma unroll
+    for (int cp = 0; cp < kBPasses; ++cp) {
+      double* const dst = Bs + b_dst0 + kBCols * cp * kLdB;
+      const double* const src = b_ptr + p0 + kBCols * cp * ldb;
+      if constexpr (kChecked) {
+        const int64_t count = kBCols * cp < cols_left ? k_left - bq2 : 0;
+        copy_pair(dst, src, count, b_ptr);
+      } else {
+        copy_pair(dst, src);
+      }
+    }
+  }
+
+  // The first min(count, 2) elements of the pair at src (count may be <= 0),
+  // zeros for the rest. A pair cut by the edge of the matrix goes as two
+  // 8-byte copies, so that no 16-byte access reaches past the matrix; `safe`
+  // stands in for src where a copy reads nothing.
+  __device__ __forceinline__ static void copy_pair(double* dst, const double* src, int64_t count,
+                                                   const double* safe) {
+    if (kAligned && count >= 2) {
+      Async::copy16(dst, src);
+    } else {
+      Async::copy8(dst, count >= 1 ? src : safe, count >= 1);
+      Async::copy8(dst + 1, count >= 2 ? src + 1 : safe, count >= 2);
+    }
+  }
+  __device__ __forceinline__ static void copy_pair(double* dst, const double* src) {
+    if constexpr (kAligned) {
+      Async::copy16(dst, src);
+    } else {
+      Async::copy8(dst, src);
+      Async::copy8(dst + 1, src + 1);
     }
   }
 };

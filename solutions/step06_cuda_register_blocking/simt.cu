@@ -65,7 +65,7 @@ struct SimtConfig {
   static constexpr size_t kSmemBytes = sizeof(double) * kStages * kStage;
   static_assert(BM % kWarpM == 0 && BN % kWarpN == 0,
                 "the block tile must be a whole number of 64 x 32 warp tiles");
-  using Loader = SliceLoader<BM, BN, BK, kThreads, kLdA, kLdB, false>;
+  using Loader = SliceLoader<BM, BN, BK, kThreads, kLdA, kLdB>;
 };
 
 // One k step's operands of a thread: a[2 q + h] = A(wr + 16 q + h, p) and
