@@ -110,7 +110,7 @@ struct DmmaConfig {
 template <class Cfg>
 __device__ __forceinline__ void load_b_fragments(const double* Bs, int wn0, int g, int t,
                                                  double (&bf)[Cfg::kNI][4]) {
-  // LAB:SOLUTION-BEGIN  for each ni: double2 at Bs + (wn0 + 8 ni + g) * kLdB + 2 t, and 8 further on
+  // LAB:SOLUTION-BEGIN  for each ni: double2 at Bs + (wn0 + 8 ni + g) * Cfg::kLdB + 2 t, and 8 doubles further on
 #pragma unroll
   for (int ni = 0; ni < Cfg::kNI; ++ni) {
     const double* const col = Bs + (wn0 + 8 * ni + g) * Cfg::kLdB + 2 * t;
@@ -132,7 +132,7 @@ __device__ __forceinline__ void load_b_fragments(const double* Bs, int wn0, int 
 // As[kslot(t, v1) * kLdA + r0 + 2 g + v0]: one double2 load per v1.
 template <class Cfg>
 __device__ __forceinline__ void load_a_fragment(const double* As, int r0, int g, int t, double (&af)[8]) {
-  // LAB:SOLUTION-BEGIN  for v1 = 0..3: one double2 at As + kslot(t, v1) * kLdA + r0 + 2 g
+  // LAB:SOLUTION-BEGIN  for v1 = 0..3: one double2 at As + Cfg::kslot(t, v1) * Cfg::kLdA + r0 + 2 g
 #pragma unroll
   for (int v1 = 0; v1 < 4; ++v1) {
     const double2 pair = *reinterpret_cast<const double2*>(As + Cfg::kslot(t, v1) * Cfg::kLdA + r0 + 2 * g);
