@@ -109,17 +109,9 @@ struct SliceLoader {
     interior = m0 + BM <= m && n0 + BN <= n;
   }
 
-  /// Issues the copies of the slice that starts at k offset p0 into As, Bs.
+  /// Issues the copies of the slice that starts at k offset p0 into As, Bs
+  /// (copy_slice below skips the bounds tests where it can).
   __device__ __forceinline__ void copy(double* As, double* Bs, int64_t p0) const { copy_as<true>(As, Bs, p0); }
-
-  /// The same, with unchecked copies (no bounds tests, no zero fill) where the
-  /// block's tile and the slice lie wholly inside the matrices: most blocks,
-  /// most slices. The choice is the same for every thread of the block, so no
-  /// warp diverges.
-  __device__ __forceinline__ void copy_slice(double* As, double* Bs, int64_t p0) const {
-    if (interior && p0 + BK <= k) copy_as<false>(As, Bs, p0);
-    else copy_as<true>(As, Bs, p0);
-  }
 
   template <bool kChecked>
   __device__ __forceinline__ void copy_as(double* As, double* Bs, int64_t p0) const {
@@ -207,13 +199,6 @@ struct PairLoader {
     interior = m0 + BM <= m && n0 + BN <= n;
   }
 
-  /// As SliceLoader::copy_slice: unchecked copies where the tile and the
-  /// slice lie inside the matrices, checked ones elsewhere.
-  __device__ __forceinline__ void copy_slice(double* As, double* Bs, int64_t p0) const {
-    if (interior && p0 + BK <= k) copy_as<false>(As, Bs, p0);
-    else copy_as<true>(As, Bs, p0);
-  }
-
   template <bool kChecked>
   __device__ __forceinline__ void copy_as(double* As, double* Bs, int64_t p0) const {
     const int64_t k_left = k - p0;
@@ -264,6 +249,17 @@ struct PairLoader {
   }
 };
 
+/// Issues the copies of the slice of k that starts at p0, with either loader:
+/// unchecked ones (no bounds tests, no zero fill) where the block's tile and
+/// the slice lie wholly inside the matrices, most blocks and most slices;
+/// checked ones elsewhere. The choice is the same for every thread of the
+/// block, so no warp diverges.
+template <int BK, class Loader>
+__device__ __forceinline__ void copy_slice(const Loader& loader, double* As, double* Bs, int64_t p0) {
+  if (loader.interior && p0 + BK <= loader.k) loader.template copy_as<false>(As, Bs, p0);
+  else loader.template copy_as<true>(As, Bs, p0);
+}
+
 /// The ring of kStages shared-memory stages (kStage doubles each: As, then Bs
 /// at BK * kLdA), one BK-wide slice of k per stage. Iteration s waits for
 /// slice s, synchronizes the block once, multiplies slice s and refills the
@@ -291,7 +287,7 @@ __device__ __forceinline__ void for_each_slice(const Loader& loader, double* sme
   auto refill = [&](int64_t slice) {
     double* const fill = smem + (slice % kStages) * kStage;
     if (slice >= slices) return;
-    if constexpr (kComputeFirst) loader.copy_slice(fill, fill + BK * kLdA, slice * BK);
+    if constexpr (kComputeFirst) copy_slice<BK>(loader, fill, fill + BK * kLdA, slice * BK);
     else loader.copy(fill, fill + BK * kLdA, slice * BK);
   };
   // One commit per slice, even an empty one, so that "all but the newest
@@ -332,7 +328,7 @@ __device__ __forceinline__ void for_each_slice_prefetch(const Loader& loader, do
   auto stage = [&](int64_t slice) { return smem + (slice % kStages) * kStage; };
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < slices) loader.copy_slice(stage(s), stage(s) + BK * kLdA, s * BK);
+    if (s < slices) copy_slice<BK>(loader, stage(s), stage(s) + BK * kLdA, s * BK);
     Async::commit();
   }
   Async::wait<kStages - 2>();  // slice 0
@@ -346,7 +342,7 @@ __device__ __forceinline__ void for_each_slice_prefetch(const Loader& loader, do
     compute(cur, cur + BK * kLdA, next, next + BK * kLdA);
     // Into the stage slice s - 1 used: compute read only the stages of s and s + 1.
     const int64_t fill = s + kStages - 1;
-    if (fill < slices) loader.copy_slice(stage(fill), stage(fill) + BK * kLdA, fill * BK);
+    if (fill < slices) copy_slice<BK>(loader, stage(fill), stage(fill) + BK * kLdA, fill * BK);
     Async::commit();
   }
   Async::wait<0>();

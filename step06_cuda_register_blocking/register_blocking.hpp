@@ -34,7 +34,7 @@ void dgemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
 /// later); otherwise `why` says what it has.
 bool dmma_supported(std::string* why = nullptr);
 
-/// The same product on the FP64 tensor cores (mma.sync, 16 x 8 x 4 on sm_90,
+/// The same product on the FP64 tensor cores (mma.sync, 16 x 8 x 16 on sm_90,
 /// 8 x 8 x 4 on sm_80/86/89), with a multi-stage cp.async pipeline. Throws
 /// std::runtime_error where dmma_supported() is false.
 void dgemm_dmma(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, cudaStream_t stream,
