@@ -23,12 +23,20 @@
 #include <string>
 
 #include "lab/cuda.hpp"
+#include "warp_layout.cuh"
 
 namespace {
+
+using lab::step06::detail::kThreadM;
+using lab::step06::detail::kThreadN;
+using lab::step06::detail::kWarpM;
+using lab::step06::detail::kWarpN;
+using lab::step06::detail::ThreadInWarp;
 
 constexpr int kThreads = 128;    // 4 warps, as in simt.cu's default block
 constexpr int kStepsPerIter = 16;  // one slice of BK = 16
 constexpr int kBM = 128, kBN = 64;  // the block's tile: A rows and B columns in shared memory
+static_assert(kThreads == (kBM / kWarpM) * (kBN / kWarpN) * 32, "one warp per 64 x 32 warp tile");
 
 enum class Version { registers, loads, barrier };
 
@@ -41,20 +49,22 @@ __global__ void __launch_bounds__(kThreads, 2) inner_step(double* out, int iters
   for (int i = threadIdx.x; i < kStepsPerIter * (kBM + kBN); i += kThreads) smem[i] = 1.0 - 1e-4 * i;
   __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int tr = (lane >> 1) & 7, tc = (lane & 1) | ((lane >> 4) << 1);  // simt.cu's lane order
-  const int wm = (warp % 2) * 64, wn = (warp / 2) * 32;                  // the warp's 64 x 32 tile
-  double acc[8][8];
+  // this thread's rows wr + 16 q + {0,1} and columns wc + 8 q + {0,1}, as in simt.cu
+  constexpr int kWarpsM = kBM / kWarpM;
+  const ThreadInWarp me(lane);
+  const int wr = (warp % kWarpsM) * kWarpM + 2 * me.tr, wc = (warp / kWarpsM) * kWarpN + 2 * me.tc;
+  double acc[kThreadM][kThreadN];
 #pragma unroll
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < kThreadM; ++i)
 #pragma unroll
-    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0;
+    for (int j = 0; j < kThreadN; ++j) acc[i][j] = 0.0;
   // next_*: the operands of the coming step (loaded a step ahead, as in simt.cu)
-  double next_a[8], next_b[8];
+  double next_a[kThreadM], next_b[kThreadN];
   auto load = [&](int p) {
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-      const double2 x = *reinterpret_cast<const double2*>(As + p * kBM + wm + 2 * tr + 16 * q);
-      const double2 y = *reinterpret_cast<const double2*>(Bs + p * kBN + wn + 2 * tc + 8 * q);
+      const double2 x = *reinterpret_cast<const double2*>(As + p * kBM + wr + 16 * q);
+      const double2 y = *reinterpret_cast<const double2*>(Bs + p * kBN + wc + 8 * q);
       next_a[2 * q] = x.x;
       next_a[2 * q + 1] = x.y;
       next_b[2 * q] = y.x;
@@ -65,17 +75,17 @@ __global__ void __launch_bounds__(kThreads, 2) inner_step(double* out, int iters
   for (int it = 0; it < iters; ++it) {
 #pragma unroll
     for (int p = 0; p < kStepsPerIter; ++p) {
-      double a[8], b[8];
+      double a[kThreadM], b[kThreadN];
 #pragma unroll
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < kThreadM; ++i) {
         a[i] = next_a[i];
         b[i] = next_b[i];
       }
       if constexpr (V != Version::registers) load((p + 1) % kStepsPerIter);
 #pragma unroll
-      for (int i = 0; i < 8; ++i)
+      for (int i = 0; i < kThreadM; ++i)
 #pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+        for (int j = 0; j < kThreadN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
     }
     if constexpr (V == Version::barrier) {
       __syncthreads();
@@ -87,9 +97,9 @@ __global__ void __launch_bounds__(kThreads, 2) inner_step(double* out, int iters
   }
   double s = 0.0;
 #pragma unroll
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < kThreadM; ++i)
 #pragma unroll
-    for (int j = 0; j < 8; ++j) s += acc[i][j];
+    for (int j = 0; j < kThreadN; ++j) s += acc[i][j];
   if (s == -1.0) out[blockIdx.x] = s;  // never true, but the compiler cannot drop the loop
 }
 

@@ -23,6 +23,7 @@
 #include "pipeline.cuh"
 #include "register_blocking.hpp"
 #include "tile_order.cuh"
+#include "warp_layout.cuh"
 
 namespace {
 
@@ -30,28 +31,17 @@ using lab::step06::detail::allow_dynamic_smem;
 using lab::step06::detail::for_each_slice;
 using lab::step06::detail::for_each_slice_prefetch;
 using lab::step06::detail::KernelChoice;
+using lab::step06::detail::kThreadM;
+using lab::step06::detail::kThreadN;
+using lab::step06::detail::kWarpM;
+using lab::step06::detail::kWarpN;
 using lab::step06::detail::SliceLoader;
+using lab::step06::detail::ThreadInWarp;
 using lab::step06::detail::tile_count;
 using lab::step06::detail::tile_of_block;
 
-// A warp computes a 64 x 32 tile of C: its 32 threads form an 8 x 4 grid, each
-// thread an 8 x 8 block. Thread (tr, tc) owns the rows
-//   2 tr + 16 q + {0, 1},  q = 0..3   (four pairs, 16 rows apart)
-// and the columns 2 tc + 8 q + {0, 1}. A pair is one 16-byte double2 load from
-// shared memory, and for each q the 8 values of tr read 8 neighbouring pairs:
-// 128 contiguous bytes, no bank conflict. Which lane is which (thread_in_warp):
-// tr from lane bits 1-3, tc from bits 0 and 4, so that lanes 2i and 2i + 1
-// load the same A pair and lanes i and i ^ 2 the same B pair. Shared memory
-// returns 128 bytes a cycle to the warp; when neighbouring lanes ask for the
-// same address it can pack their results, and a double2 load then takes two
-// cycles instead of four (with tr = lane % 8 only the B loads had such pairs;
-// this order measured a few per cent faster on an H100).
-constexpr int kWarpM = 64, kWarpN = 32, kThreadM = 8, kThreadN = 8;
-
-struct ThreadInWarp {
-  int tr, tc;
-  __device__ explicit ThreadInWarp(int lane) : tr((lane >> 1) & 7), tc((lane & 1) | ((lane >> 4) << 1)) {}
-};
+// A warp computes a 64 x 32 tile of C, each thread an 8 x 8 block of it;
+// which thread owns which rows and columns: warp_layout.cuh.
 
 template <int BM, int BN, int BK, int kStages>
 struct SimtConfig {
