@@ -1,32 +1,19 @@
-// step04 performance: the packed SIMD kernel against step01's triple loop and
-// step03's tiled dot products, one thread, timed in this process.
+// step04 performance: the packed SIMD kernel against plain transposed dot
+// products (the harness's fixed loop, lab::speed::transposed_dot, not the
+// student's own earlier steps), one thread.
 #include <gtest/gtest.h>
 #include <omp.h>
 
-#include <cstdio>
-
-#include "lab/matrix.hpp"
-#include "lab/timer.hpp"
-#include "naive.hpp"
+#include "lab/speed_reference.hpp"
 #include "simd.hpp"
-#include "tiling.hpp"
 
-TEST(Step04Speed, FarAheadOfStep01AndStep03) {
+TEST(Step04Speed, FarAheadOfPlainDotProducts) {
   omp_set_num_threads(1);
-  const int64_t n = 1024;
-  lab::Matrix A(n, n), B(n, n), C(n, n);
-  A.fill_random(1);
-  B.fill_random(2);
-  C.fill_random(3);
-  const double t_01 =
-      lab::time_host([&] { lab::step01::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
-  const double t_03 =
-      lab::time_host([&] { lab::step03::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
-  const double t_04 =
-      lab::time_host([&] { lab::step04::dgemm(1.0, A.cview(), B.cview(), 0.5, C.view()); }).median_s;
-  std::printf("n = %lld, 1 thread: step01 %.2f, step03 %.2f, step04 %.2f GFLOP/s\n", (long long)n,
-              lab::gflops(n, n, n, t_01), lab::gflops(n, n, n, t_03), lab::gflops(n, n, n, t_04));
-  // About 8x and 3x on the lab's machines.
-  EXPECT_GE(t_01 / t_04, 5.0) << "step04 should be far ahead of step01";
-  EXPECT_GE(t_03 / t_04, 1.5) << "step04 should be well ahead of step03";
+  const double speedup =
+      lab::speed::speedup(1024, "transposed dot", &lab::speed::transposed_dot, "step04", &lab::step04::dgemm);
+  // Measured, best of 3 at n = 1024: 6.2-6.5x on a 2-core AMD EPYC (Zen 5) VM,
+  // about 10x on the lab's AVX-512 Xeon VM, and 2.8-3.6x on a Zen 4 VM by its step04 (44-51)
+  // and step02 (14-16 GFLOP/s) figures: its AVX-512 units are half as wide. 2x is below
+  // all of them and above anything without a register-blocked kernel.
+  EXPECT_GE(speedup, 2.0) << "step04 should be far ahead of plain dot products";
 }
