@@ -1,8 +1,15 @@
 // step04_simd — which micro-kernel runs: decided at run time from what the CPU
-// reports, so one binary runs on any x86-64 (and the generic kernel elsewhere).
-// Nothing to do here.
+// reports and how fast each kernel it runs turns out to be, so one binary runs
+// well on any x86-64 (and with the generic kernel elsewhere). Nothing to do here.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
+#include "lab/matrix.hpp"
 #include "microkernel.hpp"
 
 namespace {
@@ -54,9 +61,80 @@ lab::step04::MicroKernel lab::step04::microkernel(Isa isa) {
 
 bool lab::step04::isa_supported(Isa isa) { return microkernel(isa).fn != nullptr && cpu_has(isa); }
 
-lab::step04::Isa lab::step04::best_isa() {
-  for (Isa isa : {Isa::avx512, Isa::avx2}) {
-    if (isa_supported(isa)) return isa;
-  }
-  return Isa::generic;
+namespace {
+
+using lab::step04::Isa;
+
+// GFLOP/s of one kernel on one core, running on packed panels that stay in L1
+// (what dgemm's innermost loop does) for about `seconds`.
+double kernel_gflops(Isa isa, double seconds) {
+  const lab::step04::MicroKernel uk = lab::step04::microkernel(isa);
+  const int64_t kc = lab::step04::default_blocking(isa).kc;
+  lab::Matrix a(uk.mr * kc, 1), b(kc * uk.nr, 1), c(uk.mr, uk.nr);  // 64-byte aligned
+  for (int64_t e = 0; e < a.size(); ++e) a.data()[e] = 1.0 + 1e-3 * double(e % 7);
+  for (int64_t e = 0; e < b.size(); ++e) b.data()[e] = 1.0 - 1e-3 * double(e % 5);
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  long calls = 0;
+  double elapsed = 0;
+  do {
+    for (int r = 0; r < 16; ++r) uk.fn(kc, a.data(), b.data(), 0.0, c.data(), uk.mr);
+    calls += 16;
+    elapsed = std::chrono::duration<double>(clock::now() - t0).count();
+  } while (elapsed < seconds);
+  return 2.0 * uk.mr * uk.nr * double(kc) * double(calls) / elapsed / 1e9;
 }
+
+lab::step04::KernelChoice decide() {
+  if (const char* forced = std::getenv("LAB_STEP04_KERNEL")) {
+    for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic}) {
+      if (std::string(forced) != lab::step04::isa_name(isa)) continue;
+      if (!lab::step04::isa_supported(isa))
+        throw std::invalid_argument(std::string("LAB_STEP04_KERNEL=") + forced + ": this CPU (or build) cannot run it");
+      return {isa, std::string("set by LAB_STEP04_KERNEL=") + forced};
+    }
+    throw std::invalid_argument(std::string("LAB_STEP04_KERNEL=") + forced +
+                                ": not a kernel (avx512, avx2 or generic)");
+  }
+  // Widest first: on a tie within the margin, the first one stays.
+  std::vector<Isa> isas;
+  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic})
+    if (lab::step04::isa_supported(isa)) isas.push_back(isa);
+  std::vector<double> best(isas.size(), 0.0);
+  std::vector<std::string> missing(isas.size());
+  // Three rounds, alternating, best of each: a moment of load elsewhere on the
+  // machine hits every kernel alike. About 50 ms in all.
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < isas.size(); ++i) {
+      if (!missing[i].empty()) continue;
+      try {
+        best[i] = std::max(best[i], kernel_gflops(isas[i], 0.004));
+      } catch (const std::exception& e) {  // a kernel still to be written (LAB_TODO)
+        missing[i] = e.what();
+      }
+    }
+  }
+  size_t pick = isas.size() - 1;  // generic: given, always there
+  double fastest = 0;
+  for (size_t i = 0; i < isas.size(); ++i) fastest = std::max(fastest, best[i]);
+  for (size_t i = isas.size(); i-- > 0;)
+    if (missing[i].empty() && best[i] >= 0.97 * fastest) pick = i;
+  std::string why = "measured on one core:";
+  for (size_t i = 0; i < isas.size(); ++i) {
+    char b[64];
+    std::snprintf(b, sizeof b, " %s %.1f", lab::step04::isa_name(isas[i]), best[i]);
+    why += missing[i].empty() ? std::string(b) : std::string(" ") + lab::step04::isa_name(isas[i]) + " (not implemented yet)";
+    if (i + 1 < isas.size()) why += ",";
+  }
+  why += " GFLOP/s";
+  return {isas[pick], why};
+}
+
+}  // namespace
+
+const lab::step04::KernelChoice& lab::step04::kernel_choice() {
+  static const KernelChoice choice = decide();  // thread-safe, once per process
+  return choice;
+}
+
+lab::step04::Isa lab::step04::best_isa() { return kernel_choice().isa; }

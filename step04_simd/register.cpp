@@ -1,35 +1,62 @@
 // The variants of step04, as the benchmark CLI and the ladder know them:
-// "simd" runs the widest micro-kernel this CPU has; the narrower ones that it
-// can also run are registered as "simd_<isa>", to compare in one run.
+// "simd" runs the kernel dgemm chooses on this CPU (kernel_choice); every kernel
+// the CPU can run is also registered as "simd_<isa>", to compare in one run.
 #include <string>
 #include <vector>
 
+#include "lab/machine.hpp"
+#include "microkernel.hpp"
 #include "simd.hpp"
 #include "tiling.hpp"
 
 namespace {
 
 using lab::GemmCall;
+using lab::Params;
+using lab::step04::Blocking;
 using lab::step04::Isa;
 
+Blocking blocks(Isa isa, const Params* params) {
+  const Blocking d = lab::step04::default_blocking(isa);
+  const auto t = lab::step03::tiles_with_overrides({d.mc, d.nc, d.kc}, params ? params->tile : std::vector<int64_t>{});
+  return {t.mc, t.nc, t.kc};
+}
+
 void run(Isa isa, const GemmCall& c) {
-  const lab::step04::Blocking d = lab::step04::default_blocking(isa);
-  const auto t = lab::step03::tiles_with_overrides({d.mc, d.nc, d.kc},
-                                                   c.params ? c.params->tile : std::vector<int64_t>{});
-  lab::step04::dgemm_with(c.alpha, c.A, c.B, c.beta, c.C, isa, {t.mc, t.nc, t.kc});
+  lab::step04::dgemm_with(c.alpha, c.A, c.B, c.beta, c.C, isa, blocks(isa, c.params));
+}
+
+std::string kib(int64_t bytes) {
+  return bytes % (1 << 20) == 0 ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes >> 10) + " KiB";
+}
+
+// "avx512 16x14 kernel; blocks mc 288, nc 4088, kc 216 (from L1d 48 KiB, L2 1 MiB, L3 32 MiB)"
+std::string describe(Isa isa, const Params& params) {
+  const lab::step04::MicroKernel uk = lab::step04::microkernel(isa);
+  const Blocking b = blocks(isa, &params);
+  const lab::CacheInfo c = lab::cache_info();
+  return std::string(lab::step04::isa_name(isa)) + " " + std::to_string(uk.mr) + "x" + std::to_string(uk.nr) +
+         " kernel; blocks mc " + std::to_string(b.mc) + ", nc " + std::to_string(b.nc) + ", kc " +
+         std::to_string(b.kc) +
+         (params.tile.empty() ? " (from L1d " + kib(c.l1d) + ", L2 " + kib(c.l2) + ", L3 " + kib(c.l3) + ")"
+                              : " (--tile)");
 }
 
 int register_all() {
-  const Isa best = lab::step04::best_isa();
   lab::register_variant({"step04", "simd", LAB_IMPL_NAME, lab::Backend::cpu,
-                         [best](const GemmCall& c) { run(best, c); },
-                         std::string("packed panels, ") + lab::step04::isa_name(best) +
-                             " micro-kernel, OpenMP over row blocks (--tile mc,nc,kc)"});
-  for (Isa isa : {Isa::avx2, Isa::generic}) {
-    if (isa == best || !lab::step04::isa_supported(isa)) continue;
+                         [](const GemmCall& c) { run(lab::step04::best_isa(), c); },
+                         "packed panels, the micro-kernel chosen for this CPU, OpenMP over row blocks "
+                         "(--tile mc,nc,kc)",
+                         [](const Params& p) {
+                           const auto& choice = lab::step04::kernel_choice();
+                           return describe(choice.isa, p) + "; chosen: " + choice.why;
+                         }});
+  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic}) {
+    if (!lab::step04::isa_supported(isa)) continue;
     lab::register_variant({"step04", std::string("simd_") + lab::step04::isa_name(isa), LAB_IMPL_NAME,
                            lab::Backend::cpu, [isa](const GemmCall& c) { run(isa, c); },
-                           std::string("as simd, with the ") + lab::step04::isa_name(isa) + " micro-kernel"});
+                           std::string("as simd, with the ") + lab::step04::isa_name(isa) + " micro-kernel",
+                           [isa](const Params& p) { return describe(isa, p); }});
   }
   return 0;
 }

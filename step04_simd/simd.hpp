@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
+#include "lab/machine.hpp"
 #include "lab/matrix.hpp"
 #include "lab/registry.hpp"
 
@@ -16,7 +18,20 @@ enum class Isa { generic, avx2, avx512 };
 const char* isa_name(Isa isa);  ///< "generic", "avx2", "avx512"
 /// True when this CPU runs the kernel (checked at run time, whatever the compiler flags).
 bool isa_supported(Isa isa);
-/// The widest kernel this CPU runs; dgemm uses it.
+
+/// The kernel dgemm uses, and why. Decided once per process, on first use:
+/// LAB_STEP04_KERNEL=avx512|avx2|generic in the environment wins; otherwise each
+/// kernel this CPU runs is timed for a few milliseconds on packed panels in L1
+/// (the work dgemm spends its time in) and the fastest is kept, the widest where
+/// the widest is within 3 % of it (see the handout: a CPU may run 512-bit FMAs
+/// at half the rate, and then AVX-512 buys nothing).
+struct KernelChoice {
+  Isa isa;
+  std::string why;  ///< e.g. "measured avx512 112.1, avx2 60.3, generic 66.0 GFLOP/s on one core"
+};
+/// Throws std::invalid_argument when LAB_STEP04_KERNEL names a kernel this CPU cannot run.
+const KernelChoice& kernel_choice();
+/// kernel_choice().isa
 Isa best_isa();
 
 /// Cache blocks of the five loops: a kc x nc panel of B and an mc x kc block of A
@@ -24,7 +39,11 @@ Isa best_isa();
 struct Blocking {
   int64_t mc, nc, kc;  ///< the order of --tile mc,nc,kc (as in step03)
 };
-/// Block sizes that suit the kernel of `isa` (the handout derives them).
+/// The blocks for the kernel of `isa` on caches of these sizes (the handout
+/// derives them): the kc x NR micro-panel of B fills half of L1d, the mc x kc
+/// block of A half of L2, the kc x nc panel of B half of L3 (nc at most 4096).
+Blocking blocking_for(Isa isa, const CacheInfo& caches);
+/// blocking_for(isa, lab::cache_info()): the sizes this machine reports.
 Blocking default_blocking(Isa isa);
 
 /// C <- alpha * A * B + beta * C (column-major, BLAS "NN") with the kernel of `isa`

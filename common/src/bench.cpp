@@ -187,6 +187,14 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
 
     std::printf("# %s (%s) on %s, peak %.1f GFLOP/s measured; check: %s\n", info.step, info.title, device.c_str(),
                 peak, full ? "elementwise vs reference" : "randomized (Freivalds)");
+    for (const Variant* v : chosen) {
+      if (!v->describe) continue;
+      try {
+        std::printf("# %s: %s\n", v->name.c_str(), v->describe(params).c_str());
+      } catch (const std::exception& e) {  // the row below reports the same problem
+        std::printf("# %s: %s\n", v->name.c_str(), e.what());
+      }
+    }
     std::printf("%-8s %-16s %-9s %6s %6s %6s %4s %11s %10s %8s  %s\n", "step", "variant", "impl", "m", "n", "k",
                 "thr", "median_s", "GFLOP/s", "%peak", "check");
     TimingOptions topts;

@@ -163,14 +163,6 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
   error.rethrow();
 }
 
-lab::step04::Blocking lab::step04::default_blocking(Isa) {
-  // Chosen for the AVX-512 kernel by a sweep on the lab's machines (L1d 48 KiB,
-  // L2 2 MiB; the handout has the arithmetic; neighbouring sizes came within a
-  // few per cent). The narrower kernels have smaller panels for the same kc
-  // and mc, so the same blocks suit them.
-  return {192, 4088, 256};
-}
-
 void lab::step04::dgemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C) {
   const Isa isa = best_isa();
   dgemm_with(alpha, A, B, beta, C, isa, default_blocking(isa));

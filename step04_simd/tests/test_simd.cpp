@@ -14,6 +14,7 @@
 #include "lab/first_exception.hpp"
 #include "lab/check.hpp"
 #include "lab/machine.hpp"
+#include "microkernel.hpp"
 #include "simd.hpp"
 
 using lab::step04::Blocking;
@@ -173,9 +174,50 @@ TEST(Step04Arguments, KernelTheCpuLacksThrows) {
   if (!any) GTEST_SKIP() << "this CPU runs every kernel";
 }
 
-TEST(Step04Dispatch, WidestKernelOfThisCpu) {
-  // The harness reads the CPU on its own; both must agree.
-  EXPECT_EQ(lab::cpu_simd_level(), lab::step04::isa_name(lab::step04::best_isa()));
+TEST(Step04Dispatch, ChosenKernelRunsHere) {
+  const auto& choice = lab::step04::kernel_choice();
+  SCOPED_TRACE(choice.why);
   EXPECT_TRUE(lab::step04::isa_supported(Isa::generic));
-  EXPECT_TRUE(lab::step04::isa_supported(lab::step04::best_isa()));
+  EXPECT_TRUE(lab::step04::isa_supported(choice.isa));
+  EXPECT_EQ(lab::step04::best_isa(), choice.isa);
+  EXPECT_FALSE(choice.why.empty());
+  // The harness reads the widest SIMD level on its own; a kernel that level
+  // lacks would not run (the choice may be narrower: it is measured).
+  if (lab::cpu_simd_level() != "avx512") {
+    EXPECT_NE(choice.isa, Isa::avx512);
+  }
+  if (lab::cpu_simd_level() == "generic") {
+    EXPECT_EQ(choice.isa, Isa::generic);
+  }
+}
+
+TEST(Step04Blocks, FromTheCacheSizes) {
+  // The handout's arithmetic, on the caches of the lab's CPUs (sysfs sizes).
+  const lab::CacheInfo xeon{48 << 10, 2 << 20, 105 << 20, 64};  // Xeon (Sapphire Rapids): L1d 48 KiB, L2 2 MiB
+  const lab::CacheInfo zen4{32 << 10, 1 << 20, 32 << 20, 64};   // EPYC Zen 4: L1d 32 KiB, L2 1 MiB
+  const lab::CacheInfo zen5{48 << 10, 1 << 20, 32 << 20, 64};   // EPYC Zen 5: L1d 48 KiB, L2 1 MiB
+  struct Want {
+    lab::CacheInfo caches;
+    Isa isa;
+    Blocking blocks;
+  };
+  const Want wants[] = {
+      {xeon, Isa::avx512, {592, 4088, 216}}, {zen4, Isa::avx512, {448, 4088, 144}},
+      {zen5, Isa::avx512, {288, 4088, 216}}, {zen4, Isa::avx2, {192, 4092, 336}},
+      {xeon, Isa::avx2, {256, 4092, 512}},
+  };
+  for (const Want& w : wants) {
+    if (lab::step04::microkernel(w.isa).fn == nullptr) continue;  // not an x86 build
+    const Blocking b = lab::step04::blocking_for(w.isa, w.caches);
+    EXPECT_EQ(b.mc, w.blocks.mc) << lab::step04::isa_name(w.isa) << " L1d " << w.caches.l1d;
+    EXPECT_EQ(b.nc, w.blocks.nc) << lab::step04::isa_name(w.isa) << " L1d " << w.caches.l1d;
+    EXPECT_EQ(b.kc, w.blocks.kc) << lab::step04::isa_name(w.isa) << " L1d " << w.caches.l1d;
+  }
+  // Tiny or unreported caches still give usable blocks.
+  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic}) {
+    const Blocking b = lab::step04::blocking_for(isa, lab::CacheInfo{1024, 4096, 8192, 64});
+    EXPECT_GE(b.kc, 32);
+    EXPECT_GE(b.mc, lab::step04::microkernel(isa).mr);
+    EXPECT_GE(b.nc, lab::step04::microkernel(isa).nr);
+  }
 }

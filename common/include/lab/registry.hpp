@@ -54,6 +54,9 @@ struct Variant {
   Backend backend;
   std::function<void(const GemmCall&)> run;
   std::string about;    ///< one line: what this variant does (shown by --list and in plots)
+  /// Optional: what this variant will run with these params, on this machine and why
+  /// (e.g. the kernel and blocks it chose); the benchmark prints it above the table.
+  std::function<std::string(const Params&)> describe = nullptr;
 };
 
 /// Adds a variant; returns its index (so it can initialize a static).
