@@ -1,6 +1,7 @@
 // What the harness reads off the machine: cache sizes, SIMD level, FMA peak.
 #include "lab/machine.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -35,10 +36,10 @@ std::string read_line(const std::string& path) {
   return s;
 }
 
-// The probe: many independent FMA chains (more than the FMA latency times the
-// number of FMA ports), so the loop runs at the FMA throughput of one core.
-// Each function is compiled for its instruction set and picked at run time.
-constexpr long kIters = 1 << 22;
+// The probe: many independent FMA chains (16 vector chains with AVX-512, 12
+// with AVX2: more than the FMA latency, 4 to 5 cycles, times the 2 FMA ports of
+// the lab's CPUs), so the loop runs at the FMA throughput of the core. Each
+// function is compiled for its instruction set and picked at run time.
 
 double fma_generic(long iters) {
   double a[16], x = 1.0000001, y = 0.9999999;
@@ -80,10 +81,10 @@ __attribute__((target("avx512f"))) double fma_avx512(long iters) {
 }
 #endif
 
-// Runs the probe and returns FLOP per second on one thread.
-double probe_one(const std::string& level, long iters) {
+// Runs the probe for `iters` iterations and returns the floating-point
+// operations it did.
+double probe_flops(const std::string& level, long iters) {
   volatile double sink = 0;
-  const auto t0 = std::chrono::steady_clock::now();
   double flops;
 #ifdef LAB_X86
   if (level == "avx512") {
@@ -99,8 +100,11 @@ double probe_one(const std::string& level, long iters) {
     flops = 2.0 * 16 * double(iters);
   }
   (void)sink;
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return flops / s;
+  return flops;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
@@ -150,17 +154,40 @@ double cpu_peak_gflops(int threads) {
 #endif
   if (auto it = cache.find(threads); it != cache.end()) return it->second;
   const std::string level = cpu_simd_level();
-  // Warm up (clocks ramp, pages fault), then the best of three short probes.
-  long iters = kIters / 16;
-  probe_one(level, iters);
+  // Size one trial to about 40 ms on one core (after 40 ms of warm-up, in which
+  // the clock ramps up), so that timer resolution and thread start-up vanish.
+  long iters = 1 << 14;
+  for (auto t0 = std::chrono::steady_clock::now(); seconds_since(t0) < 0.04;) probe_flops(level, iters);
+  const auto t0 = std::chrono::steady_clock::now();
+  probe_flops(level, iters);
+  iters = std::max(iters, static_cast<long>(double(iters) * 0.04 / std::max(seconds_since(t0), 1e-6)));
+  // Best of five trials. Each is timed from the moment all threads are ready to
+  // the moment the last one is done, so it is a rate the threads reached
+  // together, never the sum of rates reached one after the other.
   double best = 0;
-  for (int r = 0; r < 3; ++r) {
-    double total = 0;
+  for (int trial = 0; trial < 5; ++trial) {
+    double flops = 0, seconds = 0;
+    std::chrono::steady_clock::time_point start;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(threads) reduction(+ : total)
+#pragma omp parallel num_threads(threads) reduction(+ : flops)
 #endif
-    total += probe_one(level, iters);
-    best = total > best ? total : best;
+    {
+#ifdef _OPENMP
+#pragma omp barrier
+#pragma omp master
+#endif
+      start = std::chrono::steady_clock::now();
+#ifdef _OPENMP
+#pragma omp barrier
+#endif
+      flops += probe_flops(level, iters);
+#ifdef _OPENMP
+#pragma omp barrier
+#pragma omp master
+#endif
+      seconds = seconds_since(start);
+    }
+    best = std::max(best, flops / seconds);
   }
   const double gf = best / 1e9;
   cache[threads] = gf;

@@ -18,9 +18,11 @@ CacheInfo cache_info();
 std::string cpu_simd_level();
 
 /// Double-precision FMA throughput of this CPU in GFLOP/s with `threads` threads,
-/// measured by a short (about 0.2 s) probe of independent vector FMAs at the widest
-/// SIMD level the CPU has (threads beyond the processor count add nothing).
-/// Cached after the first call per thread count.
+/// measured by a probe of independent vector FMAs at the widest SIMD level the CPU
+/// has: after a warm-up, the best of five trials of about 40 ms each, all threads
+/// timed together (about 0.25 s in all; threads beyond the processor count add
+/// nothing). Cached after the first call per thread count. A shared machine can
+/// still make it read low: callers that show "% of peak" say so above 100 %.
 double cpu_peak_gflops(int threads);
 
 /// Threads OpenMP will use (omp_get_max_threads, or 1 without OpenMP).
