@@ -1,6 +1,9 @@
 // OpenBLAS's dgemm as the CPU baseline ("vendor" BLAS) of every CPU step.
 #include <cblas.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "lab/gemm_args.hpp"
 #include "lab/registry.hpp"
 
@@ -17,7 +20,22 @@ void openblas_dgemm(const lab::GemmCall& c) {
               static_cast<blasint>(c.C.ld));
 }
 
+// Which OpenBLAS this is and which of its kernels runs: a baseline is only
+// worth its figure when it runs at its own speed, and OPENBLAS_CORETYPE (set on
+// some machines where an old OpenBLAS misreads the CPU) pins a kernel that may
+// be slower than the one it would choose.
+std::string describe(const lab::Params&) {
+  const int parallel = openblas_get_parallel();
+  std::string s = std::string(openblas_get_config()) + "; threads: " +
+                  (parallel == 0 ? "none" : parallel == 1 ? "pthreads" : "OpenMP") + "; kernel " +
+                  openblas_get_corename();
+  if (const char* forced = std::getenv("OPENBLAS_CORETYPE"))
+    s += " (pinned by OPENBLAS_CORETYPE=" + std::string(forced) +
+         ": its own choice on this CPU may be faster; compare without it)";
+  return s;
+}
+
 LAB_REGISTER_VARIANT({"vendor", "openblas", "baseline", lab::Backend::cpu, &openblas_dgemm,
-                      "OpenBLAS cblas_dgemm (the vendor baseline)"});
+                      "OpenBLAS cblas_dgemm (the vendor baseline)", &describe});
 
 }  // namespace
