@@ -5,13 +5,16 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
+#include <cstdio>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "grid.hpp"
 #include "lab/gemm_args.hpp"
 #include "lab/todo.hpp"
 #include "mpi3d.hpp"
@@ -181,6 +184,31 @@ inline void copy_block(ConstMatView from, MatView to) {
 }
 
 }  // namespace mpi
+
+// ---- where a rank is, for a watchdog ------------------------------------------------
+// A rank that waits in a collective nobody else entered waits forever. The test
+// program's watchdog (tests/mpi_test_main.cpp) reads this note from a signal
+// handler when no progress was made for a while, and prints which grid and which
+// phase the rank was in. Each note is written whole into the slot not being read,
+// then published with one atomic store, so the handler never sees half a note.
+struct Progress {
+  std::atomic<unsigned> ticks{0};  ///< counts every phase a rank entered
+  std::atomic<int> shown{0};       ///< which of the two notes is current
+  char note[2][192] = {};
+};
+inline Progress& progress() {
+  static Progress p;
+  return p;
+}
+/// Records that this rank enters `phase` of a call on grid `g`, at (x, y, z).
+inline void note_progress(const char* phase, const Grid& g, int x, int y, int z) {
+  Progress& p = progress();
+  const int next = 1 - p.shown.load(std::memory_order_relaxed);
+  std::snprintf(p.note[next], sizeof p.note[next], "grid %s, phase %s, rank at (%d,%d,%d)", g.str().c_str(),
+                phase, x, y, z);
+  p.shown.store(next, std::memory_order_release);
+  p.ticks.fetch_add(1, std::memory_order_release);
+}
 
 // ---- failures every rank agrees on ---------------------------------------------
 // A rank that throws while the others go on into a collective leaves them waiting

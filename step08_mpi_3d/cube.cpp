@@ -13,8 +13,8 @@
 // with the formulas of grid.hpp. Every phase runs on every rank (ranks that have
 // nothing to do in it just return), and a failure on one rank is raised on all.
 //
-// Test:   ctest --test-dir build/student -L step08 --output-on-failure
-// Time:   mpiexec -n 8 build/student/bin/step08_mpi_3d --n 1024 --impl student
+// Test:   ./lab test -L step08   (then, after a rebuild: ctest --test-dir build/student -L step08)
+// Time:   mpiexec -n 8 --oversubscribe build/student/bin/step08_mpi_3d --n 1024 --impl student
 #include <mpi.h>
 
 #include <utility>
@@ -125,7 +125,8 @@ void reduce_blocks(const Cube& cube, Matrix& c, Traffic& t) {
 // Runs one phase on every rank, books its time and traffic, and lets no rank go on
 // when another failed (the agreement at the end also makes the time that of the slowest).
 template <class F>
-void phase(MPI_Comm comm, lab::step08::Breakdown& bd, lab::step08::Phase ph, F&& fn) {
+void phase(MPI_Comm comm, const Cube& cube, lab::step08::Breakdown& bd, lab::step08::Phase ph, F&& fn) {
+  lab::step08::note_progress(lab::step08::phase_name(ph), bd.grid, cube.x, cube.y, cube.z);
   const double t0 = MPI_Wtime();
   lab::step08::all_or_none(comm, [&] { fn(bd.traffic[ph]); });
   bd.seconds[ph] += MPI_Wtime() - t0;
@@ -161,13 +162,13 @@ void lab::step08::dgemm(MPI_Comm comm, double alpha, ConstMatView A, ConstMatVie
   bd.seconds[kSetup] = MPI_Wtime() - t0;
 
   Matrix a, b, c;  // this rank's A_xz, B_zy and C_xy
-  phase(comm, bd, kScatter, [&](Traffic& t) { scatter_inputs(cube, cut, pb, A, B, C, a, b, c, t); });
-  phase(comm, bd, kBroadcast, [&](Traffic& t) { broadcast_blocks(cube, cut, a, b, t); });
-  phase(comm, bd, kCompute, [&](Traffic&) { multiply_blocks(cube, cut, pb, opts, a, b, c); });
+  phase(comm, cube, bd, kScatter, [&](Traffic& t) { scatter_inputs(cube, cut, pb, A, B, C, a, b, c, t); });
+  phase(comm, cube, bd, kBroadcast, [&](Traffic& t) { broadcast_blocks(cube, cut, a, b, t); });
+  phase(comm, cube, bd, kCompute, [&](Traffic&) { multiply_blocks(cube, cut, pb, opts, a, b, c); });
   a = Matrix();  // done with the inputs: free their memory before C comes back
   b = Matrix();
-  phase(comm, bd, kReduce, [&](Traffic& t) { reduce_blocks(cube, c, t); });
-  phase(comm, bd, kGather, [&](Traffic& t) {
+  phase(comm, cube, bd, kReduce, [&](Traffic& t) { reduce_blocks(cube, c, t); });
+  phase(comm, cube, bd, kGather, [&](Traffic& t) {
     if (cube.z == 0) gather_blocks(cube.face_c, c.cview(), C, cut.m, 0, cut.n, 1, t);
   });
 }

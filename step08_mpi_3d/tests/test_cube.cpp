@@ -165,6 +165,21 @@ TEST(Step08Grids, ExplicitGridsMatchTheReference) {
     }
 }
 
+// Every rank's own finding, judged on every rank: the failure text of the lowest
+// rank that found one (empty when none did), so that the report is the same
+// everywhere and printed once.
+std::string first_finding(const std::string& mine) {
+  const int p = world_size(), me = world_rank();
+  int lowest = mine.empty() ? p : me, first = p;
+  MPI_Allreduce(&lowest, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == p) return "";
+  int len = first == me ? static_cast<int>(mine.size()) : 0;
+  MPI_Bcast(&len, 1, MPI_INT, first, MPI_COMM_WORLD);
+  std::string text = first == me ? mine : std::string(len, ' ');
+  MPI_Bcast(text.data(), len, MPI_CHAR, first, MPI_COMM_WORLD);
+  return text;
+}
+
 // The bytes each rank passed to MPI, phase by phase, are those of the algorithm:
 // its own blocks and nothing more (in particular, no rank receives all of A or B).
 TEST(Step08Traffic, EveryRankMovesItsBlocksAndNoMore) {
@@ -176,7 +191,6 @@ TEST(Step08Traffic, EveryRankMovesItsBlocksAndNoMore) {
     Breakdown bd;
     const lab::CheckResult r = run_on_grid(g, s, &bd);
     ASSERT_TRUE(r.ok) << r.report;
-    EXPECT_EQ(g, bd.grid) << "the breakdown names another grid: " << bd.grid.str();
     // Cartesian ranks are numbered row-major: rank = (x * py + y) * pz + z.
     const int x = me / (g.py * g.pz), y = (me / g.pz) % g.py, z = me % g.pz;
     const Split sm{s.m, g.px}, sn{s.n, g.py}, sk{s.k, g.pz};
@@ -185,17 +199,26 @@ TEST(Step08Traffic, EveryRankMovesItsBlocksAndNoMore) {
     using lab::step08::kBroadcast, lab::step08::kReduce, lab::step08::kScatter, lab::step08::kGather;
     const int64_t moved = bd.traffic[kBroadcast].sent + bd.traffic[kBroadcast].recv +
                           bd.traffic[kReduce].sent + bd.traffic[kReduce].recv;
-    EXPECT_EQ(w * lab::step08::rank_words(g, s.m, s.n, s.k, x, y, z), moved)
-        << "rank " << me << " at (" << x << "," << y << "," << z << "): broadcast and reduce bytes";
+    std::string wrong;
+    auto expect = [&](const char* what, int64_t want, int64_t got) {
+      if (want != got)
+        wrong += "rank " + std::to_string(me) + " at (" + std::to_string(x) + "," + std::to_string(y) + "," +
+                 std::to_string(z) + "): " + what + " " + std::to_string(got) + " bytes, want " +
+                 std::to_string(want) + "\n";
+    };
+    if (!(g == bd.grid)) wrong += "the breakdown names another grid: " + bd.grid.str() + "\n";
+    expect("broadcast and reduce moved", w * lab::step08::rank_words(g, s.m, s.n, s.k, x, y, z), moved);
     if (me == 0) {
-      EXPECT_EQ(w * (s.m * s.k - a_blk + s.k * s.n - b_blk + s.m * s.n - c_blk), bd.traffic[kScatter].sent);
-      EXPECT_EQ(w * (s.m * s.n - c_blk), bd.traffic[kGather].recv);
+      expect("scatter sent", w * (s.m * s.k - a_blk + s.k * s.n - b_blk + s.m * s.n - c_blk),
+             bd.traffic[kScatter].sent);
+      expect("gather received", w * (s.m * s.n - c_blk), bd.traffic[kGather].recv);
     } else {
-      EXPECT_EQ(w * ((y == 0 ? a_blk : 0) + (x == 0 ? b_blk : 0) + (z == 0 ? c_blk : 0)),
-                bd.traffic[kScatter].recv)
-          << "rank " << me << " at (" << x << "," << y << "," << z << "): scattered bytes";
-      EXPECT_EQ(w * (z == 0 ? c_blk : 0), bd.traffic[kGather].sent) << "rank " << me << ": gathered bytes";
+      expect("scatter received", w * ((y == 0 ? a_blk : 0) + (x == 0 ? b_blk : 0) + (z == 0 ? c_blk : 0)),
+             bd.traffic[kScatter].recv);
+      expect("gather sent", w * (z == 0 ? c_blk : 0), bd.traffic[kGather].sent);
     }
+    const std::string finding = first_finding(wrong);
+    EXPECT_TRUE(finding.empty()) << finding;
   }
 }
 

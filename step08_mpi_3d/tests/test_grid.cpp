@@ -48,6 +48,21 @@ TEST(Step08ChooseGrid, ThreeDimensionsNeverLoseToTwo) {
   EXPECT_EQ((Grid{4, 4, 4}), g64) << g64.str();
 }
 
+TEST(Step08ChooseGrid, TiesGoToTheLeastDataPerRankThenTheSmallerPz) {
+  // A square problem ties often. The tie-break (choose_grid.cpp's comment): first
+  // the fewest words moved; then the least data per rank, counted as the words
+  // of the three blocks rank (0, 0, 0) holds (mx kz + kz ny + mx ny); then the
+  // smaller pz; then the first grid in factorizations() order.
+  const int64_t n = 1200;
+  // p = 8: 2x2x2, 1x2x4, 1x4x2, 2x1x4, ... all move 0.75 n^2 words per rank;
+  // 2x2x2 holds 0.75 n^2 of blocks, 1x2x4 (the first of them) 0.875 n^2.
+  EXPECT_EQ((Grid{2, 2, 2}), lab::step08::choose_grid(8, n, n, n)) << lab::step08::choose_grid(8, n, n, n).str();
+  // p = 4: every grid moves n^2; 2x2x1, 1x2x2 and 2x1x2 hold 1.25 n^2; pz = 1 wins.
+  EXPECT_EQ((Grid{2, 2, 1}), lab::step08::choose_grid(4, n, n, n)) << lab::step08::choose_grid(4, n, n, n).str();
+  // p = 2: all three grids move n^2 and hold 2 n^2; pz = 1, then the order: 1x2x1.
+  EXPECT_EQ((Grid{1, 2, 1}), lab::step08::choose_grid(2, n, n, n)) << lab::step08::choose_grid(2, n, n, n).str();
+}
+
 TEST(Step08ChooseGrid, TheShapeOfTheProblemDecides) {
   // A long k and a tiny C: split k and sum the small C along z.
   EXPECT_EQ(8, lab::step08::choose_grid(8, 10, 10, 100000).pz);
