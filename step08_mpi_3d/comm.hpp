@@ -11,15 +11,20 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "grid.hpp"
 #include "lab/gemm_args.hpp"
 #include "lab/todo.hpp"
-#include "mpi3d.hpp"
 
 namespace lab::step08 {
+
+/// Bytes one rank passed to MPI in one phase (counted by the wrappers below).
+struct Traffic {
+  int64_t sent = 0, recv = 0;
+};
 
 /// Throws std::runtime_error naming the MPI call, MPI's own error text and the place.
 inline void mpi_check(int err, const char* call, const char* file, int line) {
@@ -74,50 +79,56 @@ class Comm {
 };
 
 // ---- communication that counts what it moves -------------------------------------
-// Thin wrappers over MPI for doubles, in MPI's argument order (data first,
-// communicator last). Each checks the call and adds to `t` the bytes this rank
-// hands to or gets from other ranks, which the tests and the benchmark compare
-// with the formulas of grid.hpp. Counts are 64-bit here; MPI takes int, so a block
-// of more than INT_MAX doubles is refused with a clear message (use more ranks).
+// Thin wrappers over MPI, in MPI's argument order (data first, communicator last),
+// for blocks of any element type MPI knows (mpi_type<T>). Each checks the call and
+// adds to `t` the bytes this rank hands to or gets from other ranks, which the tests
+// and the benchmark compare with the formulas of grid.hpp. Sizes are 64-bit here;
+// MPI counts are int, so a block larger than that travels in several messages.
 namespace mpi {
+
+template <class T>
+MPI_Datatype mpi_type() {
+  static_assert(sizeof(T) == 0, "no MPI datatype for this element type");
+  return MPI_DATATYPE_NULL;
+}
+template <>
+inline MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+template <>
+inline MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
+template <>
+inline MPI_Datatype mpi_type<int32_t>() { return MPI_INT32_T; }
+template <>
+inline MPI_Datatype mpi_type<int64_t>() { return MPI_INT64_T; }
 
 inline int count_of(int64_t n, const char* what) {
   if (n < 0 || n > INT_MAX)
-    throw std::invalid_argument(std::string(what) + ": " + std::to_string(n) +
-                                " doubles do not fit MPI's int count; use more ranks");
+    throw std::invalid_argument(std::string(what) + ": " + std::to_string(n) + " does not fit MPI's int count");
   return static_cast<int>(n);
 }
 
-inline int64_t bytes_of(ConstMatView blk) { return blk.rows * blk.cols * int64_t(sizeof(double)); }
-
-/// MPI_Bcast of `count` contiguous doubles from `root`.
-inline void bcast(double* buf, int64_t count, int root, const Comm& comm, Traffic& t) {
-  LAB_MPI_CHECK(MPI_Bcast(buf, count_of(count, "bcast"), MPI_DOUBLE, root, comm.get()));
-  if (comm.size() == 1) return;
-  (comm.rank() == root ? t.sent : t.recv) += count * int64_t(sizeof(double));
+template <class T>
+int64_t bytes_of(View<T> blk) {
+  return blk.rows * blk.cols * int64_t(sizeof(T));
 }
 
-/// MPI_Reduce with MPI_SUM of `count` contiguous doubles onto `root`, in place: on
-/// the root `buf` holds its own part before and the sum after; elsewhere it is read.
-inline void reduce_sum(double* buf, int64_t count, int root, const Comm& comm, Traffic& t) {
-  const int n = count_of(count, "reduce_sum");
-  if (comm.rank() == root) {
-    LAB_MPI_CHECK(MPI_Reduce(MPI_IN_PLACE, buf, n, MPI_DOUBLE, MPI_SUM, root, comm.get()));
-  } else {
-    LAB_MPI_CHECK(MPI_Reduce(buf, nullptr, n, MPI_DOUBLE, MPI_SUM, root, comm.get()));
-  }
-  if (comm.size() == 1) return;
-  (comm.rank() == root ? t.recv : t.sent) += count * int64_t(sizeof(double));
+/// True when the block is one run of rows * cols elements.
+template <class T>
+bool contiguous(View<T> blk) {
+  return blk.ld == blk.rows || blk.cols <= 1 || blk.rows == 0;
 }
 
 /// A block of a column-major matrix as one MPI message, read or written where it
-/// lies: `cols` runs of `rows` doubles, `ld` apart (MPI_Type_vector). No packing
-/// into a buffer first: MPI walks the stride itself.
+/// lies: `cols` runs of `rows` elements, `ld` apart (MPI_Type_vector). No packing
+/// into a buffer first: MPI walks the stride itself. Two blocks of the same shape
+/// have the same type signature whatever their ld, so one side may be strided and
+/// the other contiguous.
 class BlockType {
  public:
-  explicit BlockType(ConstMatView blk) {
+  template <class T>
+  explicit BlockType(View<T> blk) {
+    using U = std::remove_const_t<T>;
     LAB_MPI_CHECK(MPI_Type_vector(count_of(blk.cols, "block columns"), count_of(blk.rows, "block rows"),
-                                  count_of(blk.ld, "block ld"), MPI_DOUBLE, &type_));
+                                  count_of(blk.ld, "block ld"), mpi_type<U>(), &type_));
     LAB_MPI_CHECK(MPI_Type_commit(&type_));
   }
   // MPI lets a type be freed while messages that use it are still in flight.
@@ -129,6 +140,49 @@ class BlockType {
  private:
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
 };
+
+/// Calls fn(piece) for consecutive groups of whole columns of `blk`, each small
+/// enough for one MPI message (at most 2^30 elements, one column at the least).
+template <class T, class F>
+void by_column_groups(View<T> blk, F&& fn) {
+  constexpr int64_t kMaxElements = int64_t(1) << 30;
+  const int64_t step = std::max<int64_t>(1, kMaxElements / std::max<int64_t>(1, blk.rows));
+  for (int64_t j = 0; j < blk.cols; j += step) fn(blk.block(0, j, blk.rows, std::min(step, blk.cols - j)));
+}
+
+/// MPI_Bcast of the block `blk` (any ld) from `root`; the root's block is only read.
+template <class T>
+void bcast(View<T> blk, int root, const Comm& comm, Traffic& t) {
+  if (blk.rows == 0 || blk.cols == 0) return;
+  by_column_groups(blk, [&](View<T> piece) {
+    const BlockType type(piece);
+    LAB_MPI_CHECK(MPI_Bcast(piece.data, 1, type.get(), root, comm.get()));
+  });
+  if (comm.size() == 1) return;
+  (comm.rank() == root ? t.sent : t.recv) += bytes_of(blk);
+}
+
+/// MPI_Reduce with `op` of a contiguous block onto `root`, in place: on the root
+/// `blk` holds its own part before and the result after; elsewhere it is only read.
+/// (Reductions are done on contiguous blocks only: MPI's predefined operations are
+/// not promised to work on derived datatypes by every MPI.)
+template <class T>
+void reduce(View<T> blk, MPI_Op op, int root, const Comm& comm, Traffic& t) {
+  if (!contiguous(blk)) throw std::logic_error("mpi::reduce: the block must be contiguous (ld == rows)");
+  const int64_t total = blk.rows * blk.cols;
+  constexpr int64_t kMaxElements = int64_t(1) << 30;
+  for (int64_t at = 0; at < total; at += kMaxElements) {
+    const int n = static_cast<int>(std::min(kMaxElements, total - at));
+    T* part = blk.data + at;
+    if (comm.rank() == root) {
+      LAB_MPI_CHECK(MPI_Reduce(MPI_IN_PLACE, part, n, mpi_type<T>(), op, root, comm.get()));
+    } else {
+      LAB_MPI_CHECK(MPI_Reduce(part, nullptr, n, mpi_type<T>(), op, root, comm.get()));
+    }
+  }
+  if (comm.size() == 1 || total == 0) return;
+  (comm.rank() == root ? t.recv : t.sent) += bytes_of(blk);
+}
 
 /// Messages in flight; wait_all() (or the destructor) waits for them to finish.
 class Requests {
@@ -152,35 +206,37 @@ class Requests {
 };
 
 /// MPI_Isend of the block `blk` (any ld) to `dest`; it must stay put until wait_all.
-inline void isend(ConstMatView blk, int dest, const Comm& comm, Requests& reqs, Traffic& t) {
-  const BlockType type(blk);
-  LAB_MPI_CHECK(MPI_Isend(blk.data, 1, type.get(), dest, 0, comm.get(), reqs.add()));
+template <class T>
+void isend(View<const T> blk, int dest, const Comm& comm, Requests& reqs, Traffic& t) {
+  by_column_groups(blk, [&](View<const T> piece) {
+    const BlockType type(piece);
+    LAB_MPI_CHECK(MPI_Isend(piece.data, 1, type.get(), dest, 0, comm.get(), reqs.add()));
+  });
   t.sent += bytes_of(blk);
 }
 
 /// MPI_Irecv into the block `blk` (any ld) from `src`; complete after wait_all.
-inline void irecv(MatView blk, int src, const Comm& comm, Requests& reqs, Traffic& t) {
-  const BlockType type(blk);
-  LAB_MPI_CHECK(MPI_Irecv(blk.data, 1, type.get(), src, 0, comm.get(), reqs.add()));
+template <class T>
+void irecv(View<T> blk, int src, const Comm& comm, Requests& reqs, Traffic& t) {
+  by_column_groups(blk, [&](View<T> piece) {
+    const BlockType type(piece);
+    LAB_MPI_CHECK(MPI_Irecv(piece.data, 1, type.get(), src, 0, comm.get(), reqs.add()));
+  });
   t.recv += bytes_of(blk);
 }
 
-/// Blocking MPI_Send / MPI_Recv of a block.
-inline void send(ConstMatView blk, int dest, const Comm& comm, Traffic& t) {
-  const BlockType type(blk);
-  LAB_MPI_CHECK(MPI_Send(blk.data, 1, type.get(), dest, 0, comm.get()));
-  t.sent += bytes_of(blk);
+/// Blocking MPI_Send / MPI_Recv of a block (any ld).
+template <class T>
+void send(View<const T> blk, int dest, const Comm& comm, Traffic& t) {
+  Requests r;
+  isend(blk, dest, comm, r, t);
+  r.wait_all();
 }
-inline void recv(MatView blk, int src, const Comm& comm, Traffic& t) {
-  const BlockType type(blk);
-  LAB_MPI_CHECK(MPI_Recv(blk.data, 1, type.get(), src, 0, comm.get(), MPI_STATUS_IGNORE));
-  t.recv += bytes_of(blk);
-}
-
-/// Copies a block within this rank (what a rank "sends" to itself).
-inline void copy_block(ConstMatView from, MatView to) {
-  if (from.rows == 0) return;
-  for (int64_t j = 0; j < from.cols; ++j) std::copy(&from(0, j), &from(0, j) + from.rows, &to(0, j));
+template <class T>
+void recv(View<T> blk, int src, const Comm& comm, Traffic& t) {
+  Requests r;
+  irecv(blk, src, comm, r, t);
+  r.wait_all();
 }
 
 }  // namespace mpi

@@ -1,59 +1,38 @@
 // step08_mpi_3d — TODO for the student: DGEMM on a px x py x pz cube of ranks.
 //
-// What to do: fill in the six marked parts below, top to bottom, then choose_grid.cpp.
+// What to do: fill in the marked parts below, top to bottom, then choose_grid.cpp.
 // Read the handout (step08_mpi_3d/README.md) first: it walks through the cube. In
 // one paragraph: the rank at (x, y, z) multiplies A_xz (row block x, k-block z of A)
-// by B_zy (k-block z, column block y of B). A starts on the y = 0 face and is
-// broadcast along y, B starts on the x = 0 face and is broadcast along x; the pz
-// partial products of C_xy are summed along z onto the z = 0 face, and C is
-// gathered from it.
+// by B_zy (k-block z, column block y of B). A lives on the y = 0 face and is
+// broadcast along y, B lives on the x = 0 face and is broadcast along x; the pz
+// partial products of C_xy are combined along z onto the z = 0 face, where C lives.
 //
-// Call MPI through the wrappers of comm.hpp (mpi::isend, mpi::bcast, ...): they
-// check every call and count the bytes each rank moves, which the tests compare
-// with the formulas of grid.hpp. Every phase runs on every rank (ranks that have
-// nothing to do in it just return), and a failure on one rank is raised on all.
+// The parts:
+//   1. make_cube: the Cartesian communicator and its faces and fibres (the Plan keeps them);
+//   2. multiply_blocks: the broadcasts, the local product, the reduction, on blocks
+//      that already live on their ranks (written once for host and GPU memory: the
+//      Transport moves the blocks, the Product multiplies them);
+//   3. scatter_blocks and gather_blocks: the rank-0 entry dgemm, which hands rank
+//      0's full matrices to the face ranks and back, around multiply_blocks.
+// Every phase runs on every rank (ranks with nothing to do in it just return), and
+// a failure on one rank is raised on all.
 //
 // Test:   ./lab test -L step08   (then, after a rebuild: ctest --test-dir build/student -L step08)
 // Time:   mpiexec -n 8 --oversubscribe build/student/bin/step08_mpi_3d --n 1024 --impl student
 #include <mpi.h>
 
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "comm.hpp"
 #include "grid.hpp"
 #include "lab/gemm_args.hpp"
-#include "local_kernel.hpp"
 #include "mpi3d.hpp"
+#include "transport.hpp"
 
+namespace lab::step08 {
 namespace {
-
-using lab::ConstMatView;
-using lab::Matrix;
-using lab::MatView;
-using lab::step08::Comm;
-using lab::step08::Grid;
-using lab::step08::Problem;
-using lab::step08::Split;
-using lab::step08::Traffic;
-namespace mpi = lab::step08::mpi;
-
-// The communicators of the cube. Every rank is in exactly one of each kind; the
-// faces that hold data are those through rank 0 = (0, 0, 0).
-struct Cube {
-  Comm cart;     // all ranks, with coordinates (x, y, z)
-  Comm face_a;   // same y: an x-z face; the y = 0 one holds A
-  Comm face_b;   // same x: a y-z face; the x = 0 one holds B
-  Comm face_c;   // same z: an x-y face; the z = 0 one holds C
-  Comm fibre_a;  // same x and z: A_xz travels along it (y varies)
-  Comm fibre_b;  // same y and z: B_zy travels along it (x varies)
-  Comm fibre_c;  // same x and y: the partial C_xy are summed along it (z varies)
-  int x = 0, y = 0, z = 0;
-};
-
-// How the cube cuts m, n and k.
-struct Cuts {
-  Split m, n, k;
-};
 
 Cube make_cube(MPI_Comm comm, const Grid& g) {
   Cube c;
@@ -63,79 +42,144 @@ Cube make_cube(MPI_Comm comm, const Grid& g) {
   return c;
 }
 
+// Runs one phase on every rank, books its time and traffic, and lets no rank go on
+// when another failed. `own` is this rank's time in it; `seconds` lasts until every
+// rank agreed, so it is the slowest rank's.
+template <class F>
+void phase(const Plan& plan, Breakdown& bd, Phase ph, F&& fn) {
+  const Cube& c = plan.cube();
+  note_progress(phase_name(ph), plan.grid(), c.x, c.y, c.z);
+  const double t0 = MPI_Wtime();
+  all_or_none(c.cart.get(), [&] {
+    fn(bd.traffic[ph]);
+    bd.own[ph] += MPI_Wtime() - t0;
+  });
+  bd.seconds[ph] += MPI_Wtime() - t0;
+}
+
+template <class T>
+View<const T> as_const(View<T> v) {
+  return {v.data, v.rows, v.cols, v.ld};
+}
+
+// Throws std::invalid_argument naming the block unless `v` has the shape of `b`.
+template <class T>
+void check_block(View<T> v, const Block& b, const char* name, const Plan& plan) {
+  if (!b.held) return;
+  const std::string who = std::string(name) + " on rank " + std::to_string(plan.rank()) + " (block at row " +
+                          std::to_string(b.row0) + ", column " + std::to_string(b.col0) + ")";
+  if (v.rows != b.rows || v.cols != b.cols)
+    throw std::invalid_argument(who + " must be " + std::to_string(b.rows) + " x " + std::to_string(b.cols) +
+                                ", got " + std::to_string(v.rows) + " x " + std::to_string(v.cols));
+  if (v.ld < std::max<int64_t>(1, v.rows))
+    throw std::invalid_argument(who + ": ld " + std::to_string(v.ld) + " is smaller than its rows");
+  if (v.rows > 0 && v.cols > 0 && v.data == nullptr) throw std::invalid_argument(who + ": data is null");
+}
+
 // The block of face rank r: face coordinate `row_dim` picks its row block, `col_dim`
 // its column block (a face of a Cartesian communicator is Cartesian too).
-std::pair<int, int> block_of(const Comm& face, int r, int row_dim, int col_dim) {
+[[maybe_unused]] std::pair<int, int> block_of(const Comm& face, int r, int row_dim, int col_dim) {
   int cc[2];
   LAB_MPI_CHECK(MPI_Cart_coords(face.get(), r, 2, cc));
   return {cc[row_dim], cc[col_dim]};
 }
 
-// Face rank 0 holds the full matrix M; every rank of the face gets its block of it,
-// stored contiguously (ld = rows).
-Matrix scatter_blocks(const Comm& face, ConstMatView M, Split rows, int row_dim, Split cols, int col_dim,
-                      Traffic& t) {
-  const auto [bi, bj] = block_of(face, face.rank(), row_dim, col_dim);
-  Matrix mine(rows.size(bi), cols.size(bj));
-  // TODO: face rank 0: mpi::isend the others their blocks, copy its own, wait; others: recv
+// Face rank 0 holds the full matrix M. It keeps its own block where it lies in M
+// (returned as a view into M); every other rank of the face receives its block
+// into `buffer` (contiguous) and gets a view of that.
+ConstMatView scatter_blocks(const Comm& face, ConstMatView M, Split rows, int row_dim, Split cols, int col_dim,
+                            Matrix& buffer, Traffic& t) {
+  // TODO: face rank 0: mpi::isend the others their blocks (straight from M), wait; others: recv
   LAB_TODO("scatter_blocks: face rank 0 sends every other rank its block of M, the others receive theirs");
-  return mine;
 }
 
-// The mirror of scatter_blocks: every rank of the face sends its block, face rank 0
-// puts each one into its place in M. Nothing outside M's rows x cols region is written.
+// The mirror of scatter_blocks: every other rank of the face sends its block, face
+// rank 0 receives each one into its place in M (its own is there already).
+// Nothing outside M's rows x cols region is written.
 void gather_blocks(const Comm& face, ConstMatView mine, MatView M, Split rows, int row_dim, Split cols,
                    int col_dim, Traffic& t) {
-  // TODO: face rank 0: mpi::irecv the blocks into place in M, copy its own, wait; others: send
+  // TODO: face rank 0: mpi::irecv the blocks into place in M, wait; others: mpi::send theirs
   LAB_TODO(
       "gather_blocks: face rank 0 receives every other rank's block into its place in M, the others send");
 }
 
-// Phase 1: A onto the y = 0 face, B onto the x = 0 face, and (only when beta != 0,
-// since beta == 0 must not read C) C onto the z = 0 face.
-void scatter_inputs(const Cube& cube, const Cuts& cut, const Problem& pb, ConstMatView A, ConstMatView B,
-                    ConstMatView C, Matrix& a, Matrix& b, Matrix& c, Traffic& t) {
-  // The face coordinates are the kept dimensions in order: face_a is (x, z), face_b
-  // is (y, z), face_c is (x, y).
-  if (cube.y == 0) a = scatter_blocks(cube.face_a, A, cut.m, 0, cut.k, 1, t);
-  if (cube.x == 0) b = scatter_blocks(cube.face_b, B, cut.k, 1, cut.n, 0, t);
-  if (cube.z == 0 && pb.beta != 0.0) c = scatter_blocks(cube.face_c, C, cut.m, 0, cut.n, 1, t);
-}
-
-// Phase 2: every rank ends up with its A_xz and B_zy.
-void broadcast_blocks(const Cube& cube, const Cuts& cut, Matrix& a, Matrix& b, Traffic& t) {
-  // TODO: ranks off the faces allocate their blocks; mpi::bcast A on fibre_a, B on fibre_b
-  LAB_TODO("broadcast_blocks: allocate the blocks off the faces, then mpi::bcast A along y and B along x");
-}
-
-// Phase 3: the partial product. On entry c holds C0's block on the z = 0 face when
-// beta != 0; elsewhere it is empty.
-void multiply_blocks(const Cube& cube, const Cuts& cut, const Problem& pb, const lab::step08::Options& opts,
-                     const Matrix& a, const Matrix& b, Matrix& c) {
-  // TODO: local_gemm: c <- alpha a b, plus beta c on the z = 0 face only
-  LAB_TODO("multiply_blocks: c <- alpha * a * b (+ beta * c on the z = 0 face only), with local_gemm");
-}
-
-// Phase 4: C_xy <- the sum of the pz partial products, on the z = 0 face.
-void reduce_blocks(const Cube& cube, Matrix& c, Traffic& t) {
-  // TODO: mpi::reduce_sum along fibre_c onto its rank 0 (z = 0)
-  LAB_TODO("reduce_blocks: sum the partial C blocks along z with mpi::reduce_sum");
-}
-
-// Runs one phase on every rank, books its time and traffic, and lets no rank go on
-// when another failed (the agreement at the end also makes the time that of the slowest).
-template <class F>
-void phase(MPI_Comm comm, const Cube& cube, lab::step08::Breakdown& bd, lab::step08::Phase ph, F&& fn) {
-  lab::step08::note_progress(lab::step08::phase_name(ph), bd.grid, cube.x, cube.y, cube.z);
-  const double t0 = MPI_Wtime();
-  lab::step08::all_or_none(comm, [&] { fn(bd.traffic[ph]); });
-  bd.seconds[ph] += MPI_Wtime() - t0;
-}
-
 }  // namespace
 
-void lab::step08::dgemm(MPI_Comm comm, double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
-                        const Options& opts) {
+inline namespace LAB_IMPL_NS {
+
+Plan::Plan(MPI_Comm comm, int64_t m, int64_t n, int64_t k, Grid grid) {
+  int p = 1;
+  LAB_MPI_CHECK(MPI_Comm_size(comm, &p));
+  LAB_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+  all_or_none(comm, [&] {
+    if (m < 0 || n < 0 || k < 0)
+      throw std::invalid_argument("Plan: m, n and k must be >= 0, got " + std::to_string(m) + ", " +
+                                  std::to_string(n) + ", " + std::to_string(k));
+    if (!grid.given()) grid = choose_grid(p, m, n, k);
+    validate_grid(grid, p);
+  });
+  layout_ = Layout{grid, m, n, k};
+  all_or_none(comm, [&] { cube_ = make_cube(comm, grid); });
+}
+
+template <class T>
+void multiply_blocks(const Plan& plan, Transport<T>& tr, View<const T> A, View<const T> B, View<T> C,
+                     const Product<T>& product, Breakdown* breakdown) {
+  Breakdown own;
+  Breakdown& bd = breakdown ? *breakdown : own;
+  bd.grid = plan.grid();
+  const Cube& cube = plan.cube();
+  const Layout& lay = plan.layout();
+  const Block c_work = lay.c_work(plan.rank());
+  phase(plan, bd, kSetup, [&](Traffic&) {
+    check_block(A, plan.a_block(), "A", plan);
+    check_block(B, plan.b_block(), "B", plan);
+    check_block(C, plan.c_block(), "C", plan);
+  });
+  if (lay.m == 0 || lay.n == 0) return;
+
+  // The blocks this rank multiplies: its own where it holds them (used where they
+  // lie, any ld), scratch from the transport where it receives them.
+  // The broadcast only reads the root's block, so its const can go.
+  [[maybe_unused]] View<T> a{const_cast<T*>(A.data), A.rows, A.cols, A.ld};
+  [[maybe_unused]] View<T> b{const_cast<T*>(B.data), B.rows, B.cols, B.ld};
+  phase(plan, bd, kBroadcast, [&](Traffic& t) {
+    // TODO: off the faces: a = tr.scratch(0, ...), b = tr.scratch(1, ...); tr.bcast A along fibre_a, B along fibre_b
+    LAB_TODO("multiply_blocks: scratch blocks off the faces, then tr.bcast A along y and B along x");
+    tr.finish();
+  });
+
+  // The reduction wants contiguous blocks; a strided C on the z = 0 face is then
+  // combined in scratch and copied back (pz = 1 never needs it: nothing to combine).
+  const bool staged = cube.z == 0 && plan.grid().pz > 1 && !mpi::contiguous(C);
+  View<T> c = cube.z == 0 && !staged ? C : tr.scratch(2, c_work.rows, c_work.cols);
+  phase(plan, bd, kProduct, [&](Traffic&) {
+    if (staged && product.reads_c) tr.copy(as_const(C), c);
+    // TODO: product.run(a, b, c, into_c, tr.stream()): into_c (combine with C) on the z = 0 layer only
+    LAB_TODO("multiply_blocks: product.run(a, b, c, into_c, tr.stream()) with into_c on the z = 0 layer only");
+    tr.finish();
+  });
+
+  phase(plan, bd, kReduce, [&](Traffic& t) {
+    // TODO: tr.reduce the partial C blocks along fibre_c onto its rank 0 (z = 0)
+    LAB_TODO("multiply_blocks: combine the partial C blocks along z with tr.reduce");
+    if (staged) tr.copy(as_const(c), C);
+    tr.finish();
+  });
+}
+
+// The element types the lab multiplies (doubles; step09's min-plus on int32 too).
+template void multiply_blocks<double>(const Plan&, Transport<double>&, View<const double>, View<const double>,
+                                      View<double>, const Product<double>&, Breakdown*);
+template void multiply_blocks<float>(const Plan&, Transport<float>&, View<const float>, View<const float>,
+                                     View<float>, const Product<float>&, Breakdown*);
+template void multiply_blocks<int32_t>(const Plan&, Transport<int32_t>&, View<const int32_t>,
+                                       View<const int32_t>, View<int32_t>, const Product<int32_t>&, Breakdown*);
+template void multiply_blocks<int64_t>(const Plan&, Transport<int64_t>&, View<const int64_t>,
+                                       View<const int64_t>, View<int64_t>, const Product<int64_t>&, Breakdown*);
+
+void dgemm(MPI_Comm comm, double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
+           const Options& opts) {
   Breakdown own;
   Breakdown& bd = opts.breakdown ? *opts.breakdown : own;
   bd = Breakdown{};
@@ -149,26 +193,42 @@ void lab::step08::dgemm(MPI_Comm comm, double alpha, ConstMatView A, ConstMatVie
     if (rank == 0) gemm_quick_return(alpha, A, B, beta, C);
     return;
   }
+  const Plan plan(comm, pb.m, pb.n, pb.k, opts.grid);
+  bd.grid = plan.grid();
+  bd.seconds[kSetup] = bd.own[kSetup] = MPI_Wtime() - t0;
+  const Cube& cube = plan.cube();
+  const Layout& lay = plan.layout();
 
-  Cube cube;
-  bd.grid = opts.grid;
-  all_or_none(comm, [&] {
-    if (!bd.grid.given()) bd.grid = choose_grid(p, pb.m, pb.n, pb.k);
-    validate_grid(bd.grid, p);
-    cube = make_cube(comm, bd.grid);
-    local_setup(opts.local, comm);
+  // This rank's blocks: views into A, B and C on rank 0, received buffers elsewhere.
+  Matrix a_buf, b_buf, c_buf;
+  ConstMatView a{nullptr, 0, 0, 1}, b{nullptr, 0, 0, 1};
+  MatView c{nullptr, 0, 0, 1};
+  phase(plan, bd, kScatter, [&](Traffic& t) {
+    // The face coordinates are the kept dimensions in order: face_a is (x, z),
+    // face_b is (y, z), face_c is (x, y).
+    if (cube.y == 0) a = scatter_blocks(cube.face_a, A, lay.rows(), 0, lay.inner(), 1, a_buf, t);
+    if (cube.x == 0) b = scatter_blocks(cube.face_b, B, lay.inner(), 1, lay.cols(), 0, b_buf, t);
+    if (cube.z != 0) return;
+    if (pb.beta != 0.0) {  // beta == 0 must not read C: then it is not sent at all
+      const ConstMatView mine = scatter_blocks(cube.face_c, C, lay.rows(), 0, lay.cols(), 1, c_buf, t);
+      c = rank == 0 ? C.block(0, 0, mine.rows, mine.cols) : c_buf.view();
+    } else {
+      const Block cb = plan.c_block();
+      if (rank == 0) {
+        c = C.block(0, 0, cb.rows, cb.cols);
+      } else {
+        c_buf = Matrix(cb.rows, cb.cols);
+        c = c_buf.view();
+      }
+    }
   });
-  const Cuts cut{{pb.m, bd.grid.px}, {pb.n, bd.grid.py}, {pb.k, bd.grid.pz}};
-  bd.seconds[kSetup] = MPI_Wtime() - t0;
-
-  Matrix a, b, c;  // this rank's A_xz, B_zy and C_xy
-  phase(comm, cube, bd, kScatter, [&](Traffic& t) { scatter_inputs(cube, cut, pb, A, B, C, a, b, c, t); });
-  phase(comm, cube, bd, kBroadcast, [&](Traffic& t) { broadcast_blocks(cube, cut, a, b, t); });
-  phase(comm, cube, bd, kCompute, [&](Traffic&) { multiply_blocks(cube, cut, pb, opts, a, b, c); });
-  a = Matrix();  // done with the inputs: free their memory before C comes back
-  b = Matrix();
-  phase(comm, cube, bd, kReduce, [&](Traffic& t) { reduce_blocks(cube, c, t); });
-  phase(comm, cube, bd, kGather, [&](Traffic& t) {
-    if (cube.z == 0) gather_blocks(cube.face_c, c.cview(), C, cut.m, 0, cut.n, 1, t);
+  Options inner = opts;
+  inner.breakdown = &bd;
+  multiply(plan, pb.alpha, a, b, pb.beta, c, inner);
+  phase(plan, bd, kGather, [&](Traffic& t) {
+    if (cube.z == 0) gather_blocks(cube.face_c, c, C, lay.rows(), 0, lay.cols(), 1, t);
   });
 }
+
+}  // namespace LAB_IMPL_NS
+}  // namespace lab::step08

@@ -41,6 +41,57 @@ struct Split {
   int64_t largest() const { return size(0); }
 };
 
+/// Where a rank sits in the grid: Cartesian ranks are numbered row-major (no
+/// reordering), rank = (x * py + y) * pz + z.
+struct Coords {
+  int x = 0, y = 0, z = 0;
+};
+inline Coords coords_of(const Grid& g, int rank) { return {rank / (g.py * g.pz), (rank / g.pz) % g.py, rank % g.pz}; }
+
+/// A block of a matrix: rows [row0, row0 + rows) and columns [col0, col0 + cols).
+/// `held` is false for a rank that holds no block of that matrix (off its face);
+/// a held block may still be empty when a size is smaller than the grid.
+struct Block {
+  int64_t row0 = 0, col0 = 0, rows = 0, cols = 0;
+  bool held = false;
+};
+
+/// Which blocks of an m x k times k x n product each rank of a grid holds, before
+/// and after the multiply: A_xz on the y = 0 face, B_zy on the x = 0 face, C_xy on
+/// the z = 0 face. Arithmetic only: every rank can ask about every other rank.
+struct Layout {
+  Grid grid;
+  int64_t m = 0, n = 0, k = 0;
+
+  Split rows() const { return {m, grid.px}; }
+  Split cols() const { return {n, grid.py}; }
+  Split inner() const { return {k, grid.pz}; }
+  Coords coords(int rank) const { return coords_of(grid, rank); }
+  Block a_block(int rank) const {
+    const Coords c = coords(rank);
+    return {rows().start(c.x), inner().start(c.z), rows().size(c.x), inner().size(c.z), c.y == 0};
+  }
+  Block b_block(int rank) const {
+    const Coords c = coords(rank);
+    return {inner().start(c.z), cols().start(c.y), inner().size(c.z), cols().size(c.y), c.x == 0};
+  }
+  Block c_block(int rank) const {
+    const Coords c = coords(rank);
+    return {rows().start(c.x), cols().start(c.y), rows().size(c.x), cols().size(c.y), c.z == 0};
+  }
+  /// The blocks a rank works on during the multiply (held or received): the same
+  /// ranges with held = true.
+  Block a_work(int rank) const { return with_held(a_block(rank)); }
+  Block b_work(int rank) const { return with_held(b_block(rank)); }
+  Block c_work(int rank) const { return with_held(c_block(rank)); }
+
+ private:
+  static Block with_held(Block b) {
+    b.held = true;
+    return b;
+  }
+};
+
 /// Throws std::invalid_argument (naming "grid") unless every dimension is >= 1 and
 /// px * py * pz == p. Every rank evaluates this on the same values, so every rank
 /// throws the same error and none is left waiting in a collective.

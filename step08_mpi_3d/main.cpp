@@ -1,15 +1,19 @@
 // step08_mpi_3d — the benchmark of the distributed DGEMM.
 //
-// Runs lab::step08::dgemm on MPI_COMM_WORLD with the full matrices on rank 0,
-// checks the result, and prints where the time went and how many words each rank
-// moved, against the 2D, 3D and lower-bound formulas. Run it under mpiexec:
-//   mpiexec -n 8 build/mpi/bin/step08_mpi_3d --n 2048 --threads 1 --breakdown results/step08_breakdown.csv
+// By default the matrices are born on the ranks: each rank fills its own blocks
+// (by global index, so the matrix made whole is always the same), the timed call
+// is the distributed multiply alone, and the check is a distributed Freivalds
+// check. It reports, per run, the wall time, each rank's own local-product time
+// (min/median/max), the overhead (wall - slowest rank's product) / wall, and the
+// words moved against the formulas. Run it under mpiexec:
+//   mpiexec -n 8 build/solution/bin/step08_mpi_3d --n 4096 --threads 1 --local step04,openblas --impl solution,baseline
 // The shared options of every step (--m --n --k --reps --impl --csv --json --check
-// --threads --seed) mean what they mean elsewhere; this step adds --grid, --local,
-// --breakdown, --alpha and --beta. Every rank parses the same arguments and reaches
-// the same verdict, so every rank exits with the same status.
+// --threads --seed --min-time) mean what they mean elsewhere; --impl baseline is
+// ScaLAPACK's pdgemm where the build found it. Every rank parses the same arguments
+// and reaches the same verdict, so every rank exits with the same status.
 #include <malloc.h>
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -25,9 +29,9 @@
 #include "grid.hpp"
 #include "implementations.hpp"
 #include "lab/bench.hpp"
-#include "lab/check.hpp"
 #include "lab/machine.hpp"
 #include "lab/todo.hpp"
+#include "local_kernel.hpp"
 #include "mpi3d.hpp"
 
 namespace {
@@ -36,14 +40,20 @@ using lab::UsageError;
 using lab::step08::Breakdown;
 using lab::step08::Grid;
 using lab::step08::kPhases;
+using lab::step08::LocalKernel;
+using lab::step08::RunResult;
+using lab::step08::RunSetup;
 
 const lab::StepInfo kInfo{"step08", "distributed DGEMM on a 3D process grid", lab::Backend::cpu, 1024};
 
 struct Step08Args {
   Grid grid;  // not given: chosen by the implementation
-  lab::step08::LocalKernel local = lab::step08::LocalKernel::cpu;
+  std::vector<LocalKernel> locals{LocalKernel::step04};
   std::string breakdown_csv;
   double alpha = 1.0, beta = 0.0;
+  int64_t pad = 0;
+  int nb = 256, transfer = 0, warmup = 1;
+  bool data_on_root = false;
 };
 
 // MPI_Init_thread / MPI_Finalize around main. FUNNELED: OpenMP threads compute,
@@ -68,6 +78,14 @@ double parse_number(const std::string& flag, const std::string& text) {
   return v;
 }
 
+int64_t parse_count(const std::string& flag, const std::string& text, int64_t lo, int64_t hi) {
+  const double v = parse_number(flag, text);
+  if (v != std::floor(v) || v < double(lo) || v > double(hi))
+    throw UsageError("option " + flag + " expects a whole number from " + std::to_string(lo) + " to " +
+                     std::to_string(hi) + ", got '" + text + "'");
+  return static_cast<int64_t>(v);
+}
+
 Grid parse_grid(const std::string& text) {
   int d[3];
   char tail = 0;
@@ -76,6 +94,13 @@ Grid parse_grid(const std::string& text) {
     throw UsageError("option --grid expects three whole numbers >= 1 like 2,2,2 (px,py,pz), got '" + text +
                      "'");
   return {d[0], d[1], d[2]};
+}
+
+LocalKernel parse_local(const std::string& v) {
+  if (v == "step04" || v == "cpu") return LocalKernel::step04;
+  if (v == "openblas") return LocalKernel::openblas;
+  if (v == "cuda") return LocalKernel::cuda;
+  throw UsageError("option --local takes step04, openblas or cuda (comma-separated), got '" + v + "'");
 }
 
 // Takes this step's own options out of argv; the rest goes to the shared parser.
@@ -97,9 +122,18 @@ std::vector<const char*> take_step08_args(int argc, char** argv, Step08Args* s) 
     if (a == "--grid") {
       s->grid = parse_grid(next());
     } else if (a == "--local") {
+      s->locals.clear();
+      for (const std::string& v : lab::split_list(next())) s->locals.push_back(parse_local(v));
+      if (s->locals.empty()) throw UsageError("option --local needs at least one kernel");
+    } else if (a == "--data") {
       const std::string v = next();
-      if (v != "cpu" && v != "cuda") throw UsageError("option --local takes cpu or cuda, got '" + v + "'");
-      s->local = v == "cpu" ? lab::step08::LocalKernel::cpu : lab::step08::LocalKernel::cuda;
+      if (v != "ranks" && v != "root") throw UsageError("option --data takes ranks or root, got '" + v + "'");
+      s->data_on_root = v == "root";
+    } else if (a == "--transfer") {
+      const std::string v = next();
+      if (v != "auto" && v != "nccl" && v != "mpi")
+        throw UsageError("option --transfer takes auto, nccl or mpi, got '" + v + "'");
+      s->transfer = v == "auto" ? 0 : v == "nccl" ? 1 : 2;
     } else if (a == "--breakdown") {
       s->breakdown_csv = next();
       if (s->breakdown_csv.empty()) throw UsageError("--breakdown needs a file name");
@@ -107,6 +141,12 @@ std::vector<const char*> take_step08_args(int argc, char** argv, Step08Args* s) 
       s->alpha = parse_number(a, next());
     } else if (a == "--beta") {
       s->beta = parse_number(a, next());
+    } else if (a == "--pad") {
+      s->pad = parse_count(a, next(), 0, 1 << 20);
+    } else if (a == "--nb") {
+      s->nb = static_cast<int>(parse_count(a, next(), 1, 1 << 16));
+    } else if (a == "--warmup") {
+      s->warmup = static_cast<int>(parse_count(a, next(), 0, 100));
     } else {
       rest.push_back(argv[i]);
     }
@@ -117,31 +157,19 @@ std::vector<const char*> take_step08_args(int argc, char** argv, Step08Args* s) 
 std::string usage() {
   return lab::bench_usage(kInfo) +
          "step08 (run it under mpiexec; --variant, --tile, --gpus, --streams do not apply):\n"
+         "  --impl LIST      student, solution, baseline (ScaLAPACK pdgemm, where built)\n"
+         "  --data WHERE     ranks: each rank makes its own blocks, the multiply alone is timed (default);\n"
+         "                   root: rank 0 makes the matrices, scatter + multiply + gather are timed\n"
          "  --grid PX,PY,PZ  the process grid, PX*PY*PZ = ranks (default: the grid moving the fewest words)\n"
-         "  --local KIND     cpu (step04's kernel, --threads OpenMP threads per rank) or cuda (cuBLAS,\n"
-         "                   one GPU per rank by its index on the node)\n"
-         "  --breakdown FILE append per-rank time and bytes per phase to FILE (CSV)\n"
+         "  --local LIST     what multiplies the blocks: step04 (your kernel), openblas, cuda (blocks on\n"
+         "                   each rank's GPU, chosen by its index on the node); comma-separated: one run each\n"
+         "  --transfer HOW   device blocks: auto (NCCL where it can), nccl, mpi (through host buffers)\n"
+         "  --threads T      threads per rank of the cpu kernels (default: all cores)\n"
+         "  --pad P          ld = rows + P for the blocks (default 0)\n"
+         "  --nb NB          ScaLAPACK's block size (default 256)\n"
+         "  --warmup W       untimed calls first (default 1)\n"
+         "  --breakdown FILE append per-rank times and bytes per phase to FILE (CSV)\n"
          "  --alpha A, --beta B   the scalars of C <- alpha A B + beta C (default 1 and 0)\n";
-}
-
-// One rank's breakdown as numbers, for MPI_Gather: seconds, then sent/recv bytes per phase.
-constexpr int kPacked = 3 * kPhases;
-void pack(const Breakdown& b, double* out) {
-  for (int p = 0; p < kPhases; ++p) {
-    out[p] = b.seconds[p];
-    out[kPhases + 2 * p] = double(b.traffic[p].sent);
-    out[kPhases + 2 * p + 1] = double(b.traffic[p].recv);
-  }
-}
-Breakdown unpack(const double* in, const Grid& g) {
-  Breakdown b;
-  b.grid = g;
-  for (int p = 0; p < kPhases; ++p) {
-    b.seconds[p] = in[p];
-    b.traffic[p].sent = int64_t(in[kPhases + 2 * p]);
-    b.traffic[p].recv = int64_t(in[kPhases + 2 * p + 1]);
-  }
-  return b;
 }
 
 int64_t words_moved(const Breakdown& b) {
@@ -151,57 +179,92 @@ int64_t words_moved(const Breakdown& b) {
          int64_t(sizeof(double));
 }
 
-struct Run {
-  std::string impl;
-  lab::Timing timing;
-  Grid grid;
-  std::vector<Breakdown> ranks;  // rank 0 only: every rank's breakdown of the median call
-  std::string check;             // "pass", "fail", "todo", "error"
-  std::string note;
+// The machine: whether some node runs more rank threads than it has cores.
+struct Placement {
+  int cores = 1, ranks_on_node = 1;
+  bool oversubscribed = false;
 };
-
-void print_run(const Run& r, const lab::BenchOptions& o, int p, int threads, const Step08Args& s) {
-  if (r.check == "todo") {
-    std::printf("%-9s %s\n", r.impl.c_str(), r.note.c_str());
-    return;
-  }
-  const double gf = lab::gflops(o.m, o.n, o.k, r.timing.median_s);
-  std::printf("%-9s grid %-8s median %.4f s (min %.4f, max %.4f, %d calls)  %.2f GFLOP/s  check: %s\n",
-              r.impl.c_str(), r.grid.str().c_str(), r.timing.median_s, r.timing.min_s, r.timing.max_s,
-              r.timing.reps, gf, r.check.c_str());
-  std::printf("  per phase, slowest rank (s):");
-  for (int ph = 0; ph < kPhases; ++ph) {
-    double worst = 0;
-    for (const Breakdown& b : r.ranks) worst = std::max(worst, b.seconds[ph]);
-    std::printf("  %s %.4f", lab::step08::phase_name(ph), worst);
-  }
-  std::printf("\n");
-  const double m = double(o.m), n = double(o.n), k = double(o.k);
-  int64_t most = 0;
-  for (const Breakdown& b : r.ranks) most = std::max(most, words_moved(b));
-  const Grid g2 = lab::step08::best_2d_grid(p, o.m, o.n, o.k);
-  const double formula = lab::step08::words_formula(r.grid, m, n, k);
-  std::printf("  words moved per rank in the broadcasts and the reduction (doubles):\n");
-  auto line = [](const std::string& label, double words, const std::string& how) {
-    std::printf("    %-40s %14.0f  %s\n", label.c_str(), words, how.c_str());
-  };
-  char off[64] = "";
-  if (formula > 0)
-    std::snprintf(off, sizeof off, "(%+.1f%% off the formula)", 100.0 * (double(most) - formula) / formula);
-  line("measured, busiest rank", double(most), off);
-  line("formula for grid " + r.grid.str(), formula,
-       "[py>1] mk/(px pz) + [px>1] kn/(py pz) + [pz>1] mn/(px py)");
-  line("2D: best grid " + g2.str(), lab::step08::words_formula(g2, m, n, k), "");
-  line("3D: ideal cube", lab::step08::cube_formula(p, m, n, k), "(mk + kn + mn) / p^(2/3)");
-  line("lower bound", lab::step08::lower_bound_words(p, m, n, k), "3 (mnk/p)^(2/3) - (mk + kn + mn) / p");
-  std::printf(
-      "  (rank 0 also scatters A, B%s and gathers C: the same on every grid; %d rank(s), %d thread(s) each, "
-      "local %s)\n",
-      s.beta != 0.0 ? ", C" : "", p, threads, s.local == lab::step08::LocalKernel::cpu ? "cpu" : "cuda");
+Placement placement(int threads) {
+  Placement pl;
+  pl.cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm node_comm = MPI_COMM_NULL;
+  LAB_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_comm));
+  const lab::step08::Comm node(node_comm);
+  pl.ranks_on_node = node.size();
+  int over = pl.ranks_on_node * threads > pl.cores ? 1 : 0, any = 0;
+  LAB_MPI_CHECK(MPI_Allreduce(&over, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  pl.oversubscribed = any != 0;
+  return pl;
 }
 
-void append_breakdown_csv(const std::string& path, const Run& r, const lab::BenchOptions& o, int threads,
-                          const Step08Args& s) {
+struct Figures {  // what the tables and the plot show of one run
+  double wall = 0, gflops = 0, product_min = 0, product_median = 0, product_max = 0, overhead = 0;
+  int64_t most_words = 0;
+  bool has_product = false;
+};
+Figures figures_of(const RunResult& r, const lab::BenchOptions& o) {
+  Figures f;
+  f.wall = lab::summarize(r.samples).median_s;
+  f.gflops = lab::gflops(o.m, o.n, o.k, f.wall);
+  std::vector<double> prod;
+  for (const Breakdown& b : r.ranks) {
+    prod.push_back(b.own[lab::step08::kProduct]);
+    f.most_words = std::max(f.most_words, words_moved(b));
+  }
+  if (!prod.empty() && r.impl != "baseline") {
+    std::sort(prod.begin(), prod.end());
+    f.has_product = true;
+    f.product_min = prod.front();
+    f.product_max = prod.back();
+    f.product_median = prod[(prod.size() - 1) / 2];
+    f.overhead = f.wall > 0 ? (f.wall - f.product_max) / f.wall : 0;
+  }
+  return f;
+}
+
+void print_run(const RunResult& r, const lab::BenchOptions& o, int p, int threads, const Placement& pl) {
+  if (r.check.report.rfind("not implemented yet", 0) == 0) {
+    std::printf("%-9s %s\n", r.impl.c_str(), r.check.report.c_str());
+    return;
+  }
+  const lab::Timing t = lab::summarize(r.samples);
+  const Figures f = figures_of(r, o);
+  std::printf("%-9s %-8s %-12s wall %.4f s (min %.4f, max %.4f, %d calls)  %.2f GFLOP/s  check: %s\n",
+              r.impl.c_str(), r.local.c_str(), r.layout.c_str(), t.median_s, t.min_s, t.max_s, t.reps, f.gflops,
+              r.check.ok ? "pass" : "FAIL");
+  if (!r.note.empty()) std::printf("  %s\n", r.note.c_str());
+  if (f.has_product) {
+    std::printf("  local product per rank: min %.4f  median %.4f  max %.4f s;  overhead (wall - slowest product) / "
+                "wall = %.1f %%\n",
+                f.product_min, f.product_median, f.product_max, 100 * f.overhead);
+    if (r.local_alone_s > 0)
+      std::printf("  the local product alone on the same blocks: %.4f s (the multiply takes %.1f %% more)\n",
+                  r.local_alone_s, 100 * (t.median_s / r.local_alone_s - 1));
+    std::printf("  per phase, slowest rank (s):");
+    for (int ph = 0; ph < kPhases; ++ph) {
+      double worst = 0;
+      for (const Breakdown& b : r.ranks) worst = std::max(worst, b.seconds[ph]);
+      if (worst > 0) std::printf("  %s %.4f", lab::step08::phase_name(ph), worst);
+    }
+    std::printf("\n");
+    const double m = double(o.m), n = double(o.n), k = double(o.k);
+    const double formula = lab::step08::words_formula(r.grid, m, n, k);
+    const Grid g2 = lab::step08::best_2d_grid(p, o.m, o.n, o.k);
+    std::printf("  words per rank in the broadcasts and the reduction: busiest %lld, formula %.0f (%s), best 2D %s "
+                "%.0f, cube %.0f, lower bound %.0f\n",
+                (long long)f.most_words, formula, r.grid.str().c_str(), g2.str().c_str(),
+                lab::step08::words_formula(g2, m, n, k), lab::step08::cube_formula(p, m, n, k),
+                lab::step08::lower_bound_words(p, m, n, k));
+  }
+  if (!r.check.ok) std::printf("%s", r.check.report.c_str());
+  std::printf("  (%d rank(s), %d thread(s) each, %d core(s) per node%s)\n", p, threads, pl.cores,
+              pl.oversubscribed ? ": OVERSUBSCRIBED, times say nothing about scaling" : "");
+}
+
+void append_breakdown_csv(const std::string& path, const RunResult& r, const lab::BenchOptions& o, int threads,
+                          const Step08Args& s, const Placement& pl) {
   bool fresh = true;
   {
     std::ifstream probe(path);
@@ -209,16 +272,17 @@ void append_breakdown_csv(const std::string& path, const Run& r, const lab::Benc
   }
   std::ostringstream out;
   if (fresh) {
-    out << "step,variant,impl,m,n,k,threads,median_s,gflops,p,grid,px,py,pz,local,rank,x,y,z";
+    out << "step,variant,impl,m,n,k,threads,median_s,gflops,p,layout,px,py,pz,local,data,rank,x,y,z,cores,"
+           "ranks_on_node,oversubscribed,wall_s";
     for (int ph = 0; ph < kPhases; ++ph) out << ',' << lab::step08::phase_name(ph) << "_s";
+    for (int ph = 0; ph < kPhases; ++ph) out << ',' << lab::step08::phase_name(ph) << "_own_s";
     for (int ph = 0; ph < kPhases; ++ph)
       out << ',' << lab::step08::phase_name(ph) << "_sent_B," << lab::step08::phase_name(ph) << "_recv_B";
-    out << ",words_moved,words_formula,words_best_2d,words_cube,words_lower_bound,check\n";
+    out << ",words_moved,words_formula,words_best_2d,words_cube,words_lower_bound,local_alone_s,check\n";
   }
   const int p = static_cast<int>(r.ranks.size());
   const Grid& g = r.grid;
-  const double m = double(o.m), n = double(o.n), k = double(o.k);
-  const char* local = s.local == lab::step08::LocalKernel::cpu ? "cpu" : "cuda";
+  const double m = double(o.m), n = double(o.n), k = double(o.k), wall = lab::summarize(r.samples).median_s;
   char num[64];
   auto f = [&](double v) {
     std::snprintf(num, sizeof num, "%.9g", v);
@@ -226,114 +290,58 @@ void append_breakdown_csv(const std::string& path, const Run& r, const lab::Benc
   };
   for (int rank = 0; rank < p; ++rank) {
     const Breakdown& b = r.ranks[rank];
-    // MPI_COMM_WORLD, no reordering: Cartesian ranks are row-major.
-    const int x = rank / (g.py * g.pz), y = (rank / g.pz) % g.py, z = rank % g.pz;
-    out << "step08,cube," << r.impl << ',' << o.m << ',' << o.n << ',' << o.k << ',' << threads << ','
-        << f(r.timing.median_s) << ',' << f(lab::gflops(o.m, o.n, o.k, r.timing.median_s)) << ',' << p << ','
-        << g.str() << ',' << g.px << ',' << g.py << ',' << g.pz << ',' << local << ',' << rank << ',' << x
-        << ',' << y << ',' << z;
+    const lab::step08::Coords c = g.given() ? lab::step08::coords_of(g, rank) : lab::step08::Coords{};
+    out << "step08," << (r.impl == "baseline" ? "pdgemm" : "cube") << ',' << r.impl << ',' << o.m << ',' << o.n
+        << ',' << o.k << ',' << threads << ',' << f(wall) << ',' << f(lab::gflops(o.m, o.n, o.k, wall)) << ','
+        << p << ',' << r.layout << ',' << g.px << ',' << g.py << ',' << g.pz << ',' << r.local << ','
+        << (s.data_on_root ? "root" : "ranks") << ',' << rank << ',' << c.x << ',' << c.y << ',' << c.z << ','
+        << pl.cores << ',' << pl.ranks_on_node << ',' << (pl.oversubscribed ? 1 : 0) << ',' << f(wall);
     for (int ph = 0; ph < kPhases; ++ph) out << ',' << f(b.seconds[ph]);
+    for (int ph = 0; ph < kPhases; ++ph) out << ',' << f(b.own[ph]);
     for (int ph = 0; ph < kPhases; ++ph) out << ',' << b.traffic[ph].sent << ',' << b.traffic[ph].recv;
-    out << ',' << words_moved(b) << ',' << f(lab::step08::words_formula(g, m, n, k)) << ','
+    const bool cube = r.impl != "baseline";
+    out << ',' << words_moved(b) << ',' << (cube ? f(lab::step08::words_formula(g, m, n, k)) : "") << ','
         << f(lab::step08::words_formula(lab::step08::best_2d_grid(p, o.m, o.n, o.k), m, n, k)) << ','
-        << f(lab::step08::cube_formula(p, m, n, k)) << ',' << f(lab::step08::lower_bound_words(p, m, n, k))
-        << ',' << r.check << '\n';
+        << f(lab::step08::cube_formula(p, m, n, k)) << ',' << f(lab::step08::lower_bound_words(p, m, n, k)) << ','
+        << f(r.local_alone_s) << ',' << (r.check.ok ? "pass" : "fail") << '\n';
   }
   std::ofstream file(path, std::ios::app);
   if (!file) throw std::runtime_error("cannot write the breakdown file '" + path + "'");
   file << out.str();
 }
 
-// Times one implementation: a warm-up call, then timed calls until both --reps and
-// --min-time are reached; each call's time is that of the slowest rank.
-Run run_impl(const lab::step08::Implementation& impl, const lab::BenchOptions& o, const Step08Args& s,
-             int threads, lab::Matrix& A, lab::Matrix& B, const lab::Matrix& C0, lab::Matrix& C) {
-  int rank = 0, p = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  const bool root = rank == 0;
-  const lab::MatView none{nullptr, 0, 0, 1};
-  lab::step08::Options opts;
-  opts.grid = s.grid;
-  opts.local = s.local;
-  opts.threads = threads;
-  Breakdown one;
-  opts.breakdown = &one;
-  auto call = [&] {
-    if (root && s.beta != 0.0) std::copy(C0.data(), C0.data() + C0.size(), C.data());
-    LAB_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    const double t0 = MPI_Wtime();
-    impl.gemm(MPI_COMM_WORLD, s.alpha, root ? A.cview() : none, root ? B.cview() : none, s.beta,
-              root ? C.view() : none, opts);
-    double t = MPI_Wtime() - t0, slowest = 0;
-    LAB_MPI_CHECK(MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-    return slowest;
-  };
-  Run r;
-  r.impl = impl.name;
-  call();  // warm-up: first touch of the buffers, MPI's connections, cuBLAS start-up
-  std::vector<double> samples;
-  std::vector<Breakdown> calls;
-  double total = 0;
-  while (int(samples.size()) < o.reps || (total < o.min_time_s && samples.size() < 1000)) {
-    samples.push_back(call());
-    calls.push_back(one);
-    total += samples.back();
-  }
-  r.timing = lab::summarize(samples);
-  r.grid = one.grid;
-  // The breakdown of the median call (the lower middle one for an even count), so
-  // that its phases add up to the time reported. The samples are the slowest rank's
-  // times, the same on every rank, so every rank picks the same call.
-  std::vector<size_t> order(samples.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return samples[a] < samples[b]; });
-  double mine[kPacked];
-  pack(calls[order[(order.size() - 1) / 2]], mine);
-  std::vector<double> all(root ? size_t(kPacked) * p : 0);
-  LAB_MPI_CHECK(MPI_Gather(mine, kPacked, MPI_DOUBLE, all.data(), kPacked, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-  for (int q = 0; root && q < p; ++q) r.ranks.push_back(unpack(&all[size_t(q) * kPacked], r.grid));
-
-  // The check, on rank 0 (the only rank with the matrices), told to every rank.
-  int ok = 1;
-  if (root) {
-    const lab::CheckResult c =
-        o.full_check
-            ? lab::check_against_reference(s.alpha, A.cview(), B.cview(), s.beta, C0.cview(), C.cview())
-            : lab::freivalds_check(s.alpha, A.cview(), B.cview(), s.beta, C0.cview(), C.cview());
-    ok = c.ok;
-    if (!c.ok)
-      std::fprintf(stderr, "step08_mpi_3d: %s: WRONG RESULT\n%s", impl.name.c_str(), c.report.c_str());
-    r.note = o.full_check ? "full check" : "randomized check";
-  }
-  LAB_MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD));
-  r.check = ok ? "pass" : "fail";
-  return r;
-}
-
 // Rank 0: the table on stdout, then the files asked for.
-void report(const std::vector<Run>& runs, const lab::BenchOptions& o, int p, int threads,
-            const Step08Args& s) {
+void report(const std::vector<RunResult>& runs, const lab::BenchOptions& o, int p, int threads, const Step08Args& s,
+            const Placement& pl) {
   std::vector<lab::Record> records;
-  for (const Run& r : runs) {
-    print_run(r, o, p, threads, s);
-    if (!s.breakdown_csv.empty() && !r.ranks.empty()) append_breakdown_csv(s.breakdown_csv, r, o, threads, s);
+  for (const RunResult& r : runs) {
+    print_run(r, o, p, threads, pl);
+    const bool todo = r.check.report.rfind("not implemented yet", 0) == 0;
+    if (!s.breakdown_csv.empty() && !r.ranks.empty()) append_breakdown_csv(s.breakdown_csv, r, o, threads, s, pl);
     lab::Record rec;
     rec.step = "step08";
-    rec.variant = "cube";
+    rec.variant = r.impl == "baseline" ? "pdgemm" : "cube";
     rec.impl = r.impl;
     rec.m = o.m;
     rec.n = o.n;
     rec.k = o.k;
     rec.threads = threads;
-    rec.median_s = r.timing.median_s;
-    rec.min_s = r.timing.min_s;
-    rec.max_s = r.timing.max_s;
-    rec.reps = r.timing.reps;
-    rec.gflops = lab::gflops(o.m, o.n, o.k, rec.median_s);
-    rec.check = r.check;
-    rec.device = s.local == lab::step08::LocalKernel::cpu ? "cpu:" + lab::cpu_simd_level() : "cuda:cublas";
-    rec.note = r.check == "todo" ? r.note : "p=" + std::to_string(p) + " grid=" + r.grid.str() + " " + r.note;
+    if (!todo) {
+      const lab::Timing t = lab::summarize(r.samples);
+      rec.median_s = t.median_s;
+      rec.min_s = t.min_s;
+      rec.max_s = t.max_s;
+      rec.reps = t.reps;
+      rec.gflops = lab::gflops(o.m, o.n, o.k, rec.median_s);
+    }
+    rec.check = todo ? "todo" : r.check.ok ? "pass" : "fail";
+    rec.device = r.local == "cuda" ? "cuda:cublas" : "cpu:" + r.local;
+    const Figures f = figures_of(r, o);
+    rec.note = todo ? r.check.report
+                    : "p=" + std::to_string(p) + " layout=" + r.layout + " data=" +
+                          (s.data_on_root ? "root" : "ranks") +
+                          (f.has_product ? " overhead=" + std::to_string(f.overhead) : "") +
+                          (pl.oversubscribed ? " oversubscribed" : "");
     records.push_back(rec);
   }
   if (!o.csv.empty()) lab::append_csv(o.csv, records);
@@ -349,17 +357,17 @@ std::vector<const lab::step08::Implementation*> pick_impls(const std::string& wa
       if (i.name == "solution") list = "solution";
     if (list.empty()) list = "student";
   }
-  std::stringstream in(list);
-  std::string name;
-  while (std::getline(in, name, ',')) {
-    if (name == "baseline")
-      throw UsageError("step08 has no baseline: run it with 1 rank (mpiexec -n 1) for the one-process time");
+  for (const std::string& name : lab::split_list(list)) {
     bool found = false;
     for (const auto& i : all)
       if (name == "all" || i.name == name) {
         out.push_back(&i);
         found = true;
       }
+    if (!found && name == "baseline")
+      throw UsageError(
+          "--impl baseline is ScaLAPACK's pdgemm, which this build did not find (apt-get install "
+          "libscalapack-openmpi-dev, or common/tools/fetch-scalapack, then reconfigure)");
     if (!found) throw UsageError("--impl " + name + " is not built in this executable (see LAB_IMPL)");
   }
   return out;
@@ -378,7 +386,11 @@ int run(int argc, char** argv) {
     o = lab::parse_bench_args(static_cast<int>(rest.size()), rest.data(), kInfo);
     if (!o.variants.empty() || !o.params.tile.empty() || o.params.gpus || o.params.streams)
       throw UsageError("--variant, --tile, --gpus and --streams do not apply to step08 (see --help)");
+    if (o.full_check)
+      throw UsageError("--check (the full reference) needs the whole matrices on one rank; step08 checks with a "
+                       "distributed randomized check instead");
     if (s.grid.given()) lab::step08::validate_grid(s.grid, p);
+    for (LocalKernel k : s.locals) lab::step08::require_local_kernel(k);
     impls = pick_impls(o.impl);
   } catch (const UsageError& e) {
     const bool help = std::string(e.what()) == "help";
@@ -395,58 +407,73 @@ int run(int argc, char** argv) {
   if (o.list) {
     if (root)
       for (const auto& i : lab::step08::implementations())
-        std::printf("step08  cube  %-9s  3D-grid DGEMM over MPI (collective; --grid, --local)\n",
-                    i.name.c_str());
+        std::printf("step08  %-6s  %-9s  %s\n", i.name == "baseline" ? "pdgemm" : "cube", i.name.c_str(),
+                    i.name == "baseline" ? "ScaLAPACK pdgemm (2D SUMMA, block-cyclic) on the same p"
+                                         : "3D-grid DGEMM over MPI (collective; --grid, --local, --data)");
     return lab::kExitOk;
   }
   const int threads = o.params.threads > 0 ? o.params.threads : lab::max_threads();
+  const Placement pl = placement(threads);
 
-  lab::Matrix A, B, C0, C;  // rank 0 only
   int status = lab::kExitOk;
   try {
     lab::step08::all_or_none(MPI_COMM_WORLD, [&] {
       if (!root) return;
-      // Bad sizes or paths fail before the run, on every rank alike (as a usage error).
+      // Bad paths fail before the run, on every rank alike (as a usage error).
       try {
-        lab::require_memory_for(o.m, o.n, o.k);
         for (const auto& path : {o.csv, o.json, s.breakdown_csv})
           if (!path.empty()) lab::require_writable(path);
-        A = lab::Matrix(o.m, o.k);
-        B = lab::Matrix(o.k, o.n);
-        C0 = lab::Matrix(o.m, o.n);
-        C = lab::Matrix(o.m, o.n);
+        if (s.data_on_root) lab::require_memory_for(o.m, o.n, o.k);
       } catch (const UsageError& e) {
         throw std::invalid_argument(e.what());
-      } catch (const std::bad_alloc&) {
-        throw std::invalid_argument("cannot allocate the matrices of " + std::to_string(o.m) + " x " +
-                                    std::to_string(o.n) + " x " + std::to_string(o.k) + " on rank 0");
       }
-      A.fill_random(o.seed);
-      B.fill_random(o.seed + 1);
-      C0.fill_random(o.seed + 2);
     });
     if (root)
-      std::printf("step08_mpi_3d: C <- %g A B + %g C, m=%lld n=%lld k=%lld on %d rank(s)\n", s.alpha, s.beta,
-                  (long long)o.m, (long long)o.n, (long long)o.k, p);
-    std::vector<Run> runs;
+      std::printf("step08_mpi_3d: C <- %g A B + %g C, m=%lld n=%lld k=%lld on %d rank(s), data born on %s\n",
+                  s.alpha, s.beta, (long long)o.m, (long long)o.n, (long long)o.k, p,
+                  s.data_on_root ? "rank 0" : "the ranks");
+    RunSetup setup;
+    setup.m = o.m;
+    setup.n = o.n;
+    setup.k = o.k;
+    setup.alpha = s.alpha;
+    setup.beta = s.beta;
+    setup.seeds = lab::step08::Seeds::from(o.seed);
+    setup.grid = s.grid;
+    setup.threads = threads;
+    setup.reps = o.reps;
+    setup.warmup = s.warmup;
+    setup.min_time_s = o.min_time_s;
+    setup.pad = s.pad;
+    setup.data_on_root = s.data_on_root;
+    setup.transfer = s.transfer;
+    setup.nb = s.nb;
+    std::vector<RunResult> runs;
     for (const auto* impl : impls) {
-      // A TODO in one implementation (thrown alike on every rank) does not stop the others.
-      try {
-        runs.push_back(run_impl(*impl, o, s, threads, A, B, C0, C));
-        if (runs.back().check != "pass") status = std::max<int>(status, lab::kExitCheckFailed);
-      } catch (const lab::Todo& e) {
-        Run r;
-        r.impl = impl->name;
-        r.check = "todo";
-        r.note = e.what();
-        runs.push_back(r);
-        status = std::max<int>(status, lab::kExitTodo);
+      // the baseline has one local kernel of its own (OpenBLAS, as ScaLAPACK's users run it)
+      const std::vector<LocalKernel> locals =
+          impl->name == "baseline" ? std::vector<LocalKernel>{LocalKernel::openblas} : s.locals;
+      for (LocalKernel local : locals) {
+        setup.local = local;
+        // A TODO in one implementation (thrown alike on every rank) does not stop the others.
+        try {
+          runs.push_back(impl->run(setup));
+          if (!runs.back().check.ok) status = std::max<int>(status, lab::kExitCheckFailed);
+        } catch (const lab::Todo& e) {
+          RunResult r;
+          r.impl = impl->name;
+          r.local = lab::step08::local_kernel_name(local);
+          r.check.ok = false;
+          r.check.report = e.what();
+          runs.push_back(r);
+          status = std::max<int>(status, lab::kExitTodo);
+        }
       }
     }
     // Only rank 0 reports; the others wait here, so that a file it cannot write
     // fails every rank alike.
     lab::step08::all_or_none(MPI_COMM_WORLD, [&] {
-      if (root) report(runs, o, p, threads, s);
+      if (root) report(runs, o, p, threads, s, pl);
     });
   } catch (const lab::Todo& e) {
     if (root) std::fprintf(stderr, "step08_mpi_3d: %s\n", e.what());
@@ -464,11 +491,9 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Keep freed memory in the process: each call allocates blocks of hundreds of MB,
-  // and fresh pages cost a page fault on first touch (on the 2-core lab machine a
-  // copy into fresh memory ran at 1.3 GB/s, into reused memory at 4 GB/s). Without
-  // this, glibc returns big blocks to the system at free() and every timed call
-  // would fault them in again.
+  // Keep freed memory in the process: blocks of hundreds of MB come and go, and
+  // fresh pages cost a page fault on first touch (on the 2-core lab machine a copy
+  // into fresh memory ran at 1.3 GB/s, into reused memory at 4 GB/s).
   mallopt(M_MMAP_MAX, 0);
   mallopt(M_TRIM_THRESHOLD, -1);
   const MpiSession session(&argc, &argv);

@@ -123,65 +123,25 @@ CheckResult check_against_reference(double alpha, ConstMatView A, ConstMatView B
   return check_gemm(alpha, A, B, beta, C0, C, ref.view());
 }
 
-CheckResult freivalds_check(double alpha, ConstMatView A, ConstMatView B, double beta, ConstMatView C0,
-                            ConstMatView C, int trials, uint64_t seed) {
-  check_gemm_args(A, B, C0);
-  const int64_t m = C.rows, n = C.cols, k = A.cols;
+CheckResult freivalds_verdict(int64_t m, int64_t n, int64_t k, int trials, double alpha, double beta,
+                              const double* cx, const double* acx, const double* abx, const double* aabx,
+                              const double* c0x, const double* ac0x) {
   CheckResult r;
-  if (m == 0 || n == 0) return r;
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
   // Each of C x, A (B x) and C0 x is a sum of at most n + k products; the
   // bound covers the rounding of all three (see check.hpp for the form).
   const double scale = kBoundConstant * double(n + k + 2) * kEps;
-  std::vector<double> x(n), y(k), ay(m), ya(k), aay(m), cx(m), acx(m), c0x(m), ac0x(m);
   std::ostringstream first;
   for (int t = 0; t < trials; ++t) {
-    for (auto& v : x) v = dist(gen);
-    // y = B x, ya = |B| |x|
-#pragma omp parallel for schedule(static)
-    for (int64_t p = 0; p < k; ++p) {
-      double s = 0, sa = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        s += B(p, j) * x[j];
-        sa += std::fabs(B(p, j)) * std::fabs(x[j]);
-      }
-      y[p] = s;
-      ya[p] = sa;
-    }
-#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < m; ++i) {
-      double s = 0, sa = 0, c = 0, ca = 0, c0 = 0, c0a = 0;
-      if (alpha != 0.0)
-        for (int64_t p = 0; p < k; ++p) {
-          s += A(i, p) * y[p];
-          sa += std::fabs(A(i, p)) * ya[p];
-        }
-      for (int64_t j = 0; j < n; ++j) {
-        c += C(i, j) * x[j];
-        ca += std::fabs(C(i, j)) * std::fabs(x[j]);
-        if (beta != 0.0) {
-          c0 += C0(i, j) * x[j];
-          c0a += std::fabs(C0(i, j)) * std::fabs(x[j]);
-        }
-      }
-      ay[i] = s;
-      aay[i] = sa;
-      cx[i] = c;
-      acx[i] = ca;
-      c0x[i] = c0;
-      ac0x[i] = c0a;
-    }
-    for (int64_t i = 0; i < m; ++i) {
-      const double want = (alpha == 0.0 ? 0.0 : alpha * ay[i]) + (beta == 0.0 ? 0.0 : beta * c0x[i]);
-      const double bound =
-          scale * ((alpha == 0.0 ? 0.0 : std::fabs(alpha) * aay[i]) + (beta == 0.0 ? 0.0 : std::fabs(beta) * ac0x[i]) +
-                   acx[i]);
-      const double err = std::fabs(cx[i] - want);
+      const int64_t e = t * m + i;
+      const double want = (alpha == 0.0 ? 0.0 : alpha * abx[e]) + (beta == 0.0 ? 0.0 : beta * c0x[e]);
+      const double bound = scale * ((alpha == 0.0 ? 0.0 : std::fabs(alpha) * aabx[e]) +
+                                    (beta == 0.0 ? 0.0 : std::fabs(beta) * ac0x[e]) + acx[e]);
+      const double err = std::fabs(cx[e] - want);
       ++r.checked;
       if (!(err <= bound) && std::isfinite(want)) {
         if (r.mismatches < kShowMismatches)
-          first << "  trial " << t << ": (C x)(" << i << ") = " << cx[i] << ", want " << want << " (|diff| " << err
+          first << "  trial " << t << ": (C x)(" << i << ") = " << cx[e] << ", want " << want << " (|diff| " << err
                 << " > bound " << bound << ")\n";
         ++r.mismatches;
       } else if (bound > 0) {
@@ -199,6 +159,58 @@ CheckResult freivalds_check(double alpha, ConstMatView A, ConstMatView B, double
     r.report = rep.str();
   }
   return r;
+}
+
+CheckResult freivalds_check(double alpha, ConstMatView A, ConstMatView B, double beta, ConstMatView C0,
+                            ConstMatView C, int trials, uint64_t seed) {
+  check_gemm_args(A, B, C0);
+  const int64_t m = C.rows, n = C.cols, k = A.cols;
+  if (m == 0 || n == 0) return CheckResult{};
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<double> x(n), y(k), ya(k);
+  const size_t all = size_t(m) * trials;
+  std::vector<double> ay(all), aay(all), cx(all), acx(all), c0x(all), ac0x(all);
+  for (int t = 0; t < trials; ++t) {
+    for (auto& v : x) v = dist(gen);
+    // y = B x, ya = |B| |x|
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < k; ++p) {
+      double s = 0, sa = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        s += B(p, j) * x[j];
+        sa += std::fabs(B(p, j)) * std::fabs(x[j]);
+      }
+      y[p] = s;
+      ya[p] = sa;
+    }
+    const int64_t o = t * m;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; ++i) {
+      double s = 0, sa = 0, c = 0, ca = 0, c0 = 0, c0a = 0;
+      if (alpha != 0.0)
+        for (int64_t p = 0; p < k; ++p) {
+          s += A(i, p) * y[p];
+          sa += std::fabs(A(i, p)) * ya[p];
+        }
+      for (int64_t j = 0; j < n; ++j) {
+        c += C(i, j) * x[j];
+        ca += std::fabs(C(i, j)) * std::fabs(x[j]);
+        if (beta != 0.0) {
+          c0 += C0(i, j) * x[j];
+          c0a += std::fabs(C0(i, j)) * std::fabs(x[j]);
+        }
+      }
+      ay[o + i] = s;
+      aay[o + i] = sa;
+      cx[o + i] = c;
+      acx[o + i] = ca;
+      c0x[o + i] = c0;
+      ac0x[o + i] = c0a;
+    }
+  }
+  return freivalds_verdict(m, n, k, trials, alpha, beta, cx.data(), acx.data(), ay.data(), aay.data(), c0x.data(),
+                           ac0x.data());
 }
 
 bool guards_intact(const Matrix& full, int64_t i0, int64_t j0, int64_t m, int64_t n, double guard,

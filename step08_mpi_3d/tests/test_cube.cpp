@@ -17,6 +17,7 @@
 #include "lab/check.hpp"
 #include "lab/todo.hpp"
 #include "mpi3d.hpp"
+#include "mpi_testing.hpp"
 
 namespace {
 
@@ -28,35 +29,7 @@ using lab::step08::Comm;
 using lab::step08::Grid;
 using lab::step08::Options;
 using lab::step08::Split;
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int p = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
-
-// True on every rank when `mine` is the same on every rank.
-bool same_on_every_rank(bool mine) {
-  int v = mine ? 1 : 0, lo = 0, hi = 0;
-  MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return lo == hi;
-}
-
-// Rank 0's verdict and report, on every rank.
-lab::CheckResult share_from_root(lab::CheckResult r) {
-  int head[2] = {r.ok ? 1 : 0, static_cast<int>(r.report.size())};
-  MPI_Bcast(head, 2, MPI_INT, 0, MPI_COMM_WORLD);
-  r.ok = head[0] != 0;
-  r.report.resize(head[1]);
-  MPI_Bcast(r.report.data(), head[1], MPI_CHAR, 0, MPI_COMM_WORLD);
-  return r;
-}
+using namespace lab::step08::testing;
 
 // The contract suite, collectively. Every rank draws the same matrices (the test
 // main gives all ranks one seed), the root of each call is another rank of a
@@ -76,29 +49,6 @@ lab::testing::HostGemm with_rotating_root(Options options) {
 }
 
 LAB_CONTRACT_SUITE(Step08DefaultGrid, ::lab::testing::Subject{with_rotating_root(Options{})});
-
-// The grids of the issue where the rank count allows them, and the 1D grids.
-std::vector<Grid> explicit_grids() {
-  const int p = world_size();
-  std::vector<Grid> out;
-  for (Grid g :
-       {Grid{2, 2, 2}, Grid{3, 1, 2}, Grid{1, 1, p}, Grid{p, 1, 1}, Grid{1, p, 1}, Grid{2, p / 2, 1}})
-    if (g.size() == p) {
-      bool seen = false;
-      for (const Grid& h : out) seen = seen || h == g;
-      if (!seen) out.push_back(g);
-    }
-  return out;
-}
-
-// A NaN with a payload that arithmetic does not make: a guard cell that still has
-// these bits was not written.
-double guard_value() {
-  const uint64_t bits = 0x7ff4dead0000beefULL;
-  double d;
-  std::memcpy(&d, &bits, sizeof d);
-  return d;
-}
 
 struct Shape {
   int64_t m, n, k;
@@ -163,21 +113,6 @@ TEST(Step08Grids, ExplicitGridsMatchTheReference) {
       const lab::CheckResult r = run_on_grid(g, s);
       EXPECT_TRUE(r.ok) << "wrong result (checked on rank 0):\n" << r.report;
     }
-}
-
-// Every rank's own finding, judged on every rank: the failure text of the lowest
-// rank that found one (empty when none did), so that the report is the same
-// everywhere and printed once.
-std::string first_finding(const std::string& mine) {
-  const int p = world_size(), me = world_rank();
-  int lowest = mine.empty() ? p : me, first = p;
-  MPI_Allreduce(&lowest, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (first == p) return "";
-  int len = first == me ? static_cast<int>(mine.size()) : 0;
-  MPI_Bcast(&len, 1, MPI_INT, first, MPI_COMM_WORLD);
-  std::string text = first == me ? mine : std::string(len, ' ');
-  MPI_Bcast(text.data(), len, MPI_CHAR, first, MPI_COMM_WORLD);
-  return text;
 }
 
 // The bytes each rank passed to MPI, phase by phase, are those of the algorithm:
@@ -269,29 +204,6 @@ TEST(Step08Errors, BadArgumentsOnRankZeroFailOnEveryRank) {
                                           root ? c.view() : none, "k", &what);
   EXPECT_TRUE(ok) << what;
   EXPECT_TRUE(same_on_every_rank(ok)) << "the ranks disagree about the bad arguments";
-}
-
-TEST(Step08Errors, AFailureOnTheWayFailsEveryRankAlike) {
-  // The test program has no CUDA kernel (only the benchmark links it), so asking for
-  // it fails during the call: every rank must throw, and none may hang.
-  Matrix a(9, 7), b(7, 5), c(9, 5);
-  a.fill_random(1);
-  b.fill_random(2);
-  const bool root = world_rank() == 0;
-  const MatView none{nullptr, 0, 0, 1};
-  Options o;
-  o.local = lab::step08::LocalKernel::cuda;
-  bool threw = false;
-  try {
-    lab::step08::dgemm(MPI_COMM_WORLD, 1.0, root ? a.cview() : none, root ? b.cview() : none, 0.0,
-                       root ? c.view() : none, o);
-  } catch (const lab::Todo&) {
-    throw;  // the skeleton: report "not implemented yet" like every other test
-  } catch (const std::runtime_error& e) {
-    threw = std::string(e.what()).find("cuda") != std::string::npos;
-  }
-  EXPECT_TRUE(threw) << "no error naming cuda";
-  EXPECT_TRUE(same_on_every_rank(threw)) << "the ranks disagree about the failure";
 }
 
 }  // namespace

@@ -52,6 +52,14 @@ CheckResult check_against_reference(double alpha, ConstMatView A, ConstMatView B
 CheckResult freivalds_check(double alpha, ConstMatView A, ConstMatView B, double beta, ConstMatView C0,
                             ConstMatView C, int trials = 3, uint64_t seed = 12345);
 
+/// The comparison step of freivalds_check, for callers that computed the vectors
+/// themselves (a check of a matrix distributed over MPI ranks). Row i of trial t
+/// sits at [t * m + i] in each array: C x and |C| |x|, A (B x) and |A| (|B| |x|),
+/// C0 x and |C0| |x| (the last two are not read when beta == 0).
+CheckResult freivalds_verdict(int64_t m, int64_t n, int64_t k, int trials, double alpha, double beta,
+                              const double* cx, const double* acx, const double* abx, const double* aabx,
+                              const double* c0x, const double* ac0x);
+
 /// True when every element of `full` outside the block of shape m x n at
 /// (i0, j0) still has exactly the bits of `guard` (so a NaN guard works).
 /// `where` receives a description of the first changed element.

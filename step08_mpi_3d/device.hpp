@@ -1,0 +1,104 @@
+// device.hpp — blocks that live on the GPUs for the whole multiply.
+//
+// Each rank uses one GPU, chosen by its index among the ranks of its node (rank i
+// of a node takes GPU i mod count, so several ranks may share one). The blocks it
+// holds and the blocks it receives stay in that GPU's memory; the local product is
+// cuBLAS (or the caller's device kernel) on the context's stream; the broadcasts
+// and the reduction move device buffers
+//   - with NCCL (ncclBroadcast, ncclReduce with the Reduction's ncclRedOp_t) where
+//     the build found NCCL and every rank of a node has a GPU of its own (NCCL
+//     does not put two ranks of one communicator on one GPU);
+//   - with MPI otherwise, through pinned host buffers, a few MiB at a time, so
+//     that the copies to and from the GPU overlap the messages.
+// Only in builds with the CUDA Toolkit (LAB_STEP08_HAVE_CUDA).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "lab/cuda.hpp"
+#include "mpi3d.hpp"
+#include "transport.hpp"
+
+namespace lab::step08 {
+
+/// How device blocks travel: NCCL where it can, NCCL or nothing, MPI through host buffers.
+enum class Transfer { automatic, nccl, mpi };
+
+/// This rank's GPU for the multiply: the device, a stream, a cuBLAS handle, the
+/// NCCL communicators along the three fibres (when NCCL is used), scratch blocks
+/// and pinned staging buffers. Collective over the cube's ranks. With
+/// Transfer::nccl every fibre gets an NCCL communicator, even one of a single
+/// rank (what a one-GPU machine can check); it throws, on every rank alike, when
+/// the build has no NCCL or ranks share a GPU.
+class DeviceContext {
+ public:
+  explicit DeviceContext(const Cube& cube, Transfer how = Transfer::automatic);
+  ~DeviceContext();
+  DeviceContext(const DeviceContext&) = delete;
+  DeviceContext& operator=(const DeviceContext&) = delete;
+
+  int device() const;
+  bool uses_nccl() const;
+  void* stream() const;         ///< the cudaStream_t everything of this context runs on
+  std::string describe() const;  ///< e.g. "GPU 0 (NVIDIA H100 80GB HBM3), NCCL"
+
+  struct State;  // device.cpp
+  State& state() const { return *state_; }
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+/// Blocks of T in device memory, moved with NCCL or with MPI through host buffers.
+template <class T>
+class DeviceTransport final : public Transport<T> {
+ public:
+  DeviceTransport(DeviceContext& dev, Reduction op) : dev_(dev), op_(op) {}
+  void bcast(View<T> blk, int root, const Comm& fibre, Traffic& t) override;
+  void reduce(View<T> blk, int root, const Comm& fibre, Traffic& t) override;
+  View<T> scratch(int slot, int64_t rows, int64_t cols) override;
+  void copy(View<const T> from, View<T> to) override;
+  void finish() override;
+  void* stream() const override { return dev_.stream(); }
+
+ private:
+  DeviceContext& dev_;
+  Reduction op_;
+};
+extern template class DeviceTransport<double>;
+extern template class DeviceTransport<float>;
+extern template class DeviceTransport<int32_t>;
+extern template class DeviceTransport<int64_t>;
+
+/// A rank's block in its GPU's memory, ld = rows + pad (nothing when it holds none).
+struct DeviceBlock {
+  lab::cuda::DeviceBuffer<double> buf;
+  MatView view{nullptr, 0, 0, 1};
+  DeviceBlock(const Block& b, int64_t pad);
+  /// A host copy of the block (ld = rows).
+  Matrix to_host() const;
+};
+
+/// The DGEMM's device product: cublasDgemm on the context's stream (beta on the
+/// z = 0 layer only; beta == 0 does not read C).
+Product<double> cublas_product(DeviceContext& dev, double alpha, double beta);
+
+/// Fills a device block with generated(seed, row0 + i, col0 + j) (generate.hpp),
+/// on `stream` (a cudaStream_t).
+void fill_device(MatView blk, uint64_t seed, int64_t row0, int64_t col0, void* stream);
+
+/// Host blocks through the GPU (LocalKernel::cuda): picks this rank's GPU once
+/// (collective over the cube), then cuda_host_gemm copies, multiplies, copies back.
+void cuda_host_setup(const Cube& cube);
+
+inline namespace LAB_IMPL_NS {
+
+/// C <- alpha A B + beta C on device blocks that live on their ranks' GPUs (the
+/// DGEMM of multiply_blocks with the device transport and cuBLAS).
+void multiply_device(const Plan& plan, DeviceContext& dev, double alpha, ConstMatView A, ConstMatView B,
+                     double beta, MatView C, Breakdown* breakdown = nullptr);
+
+}  // namespace LAB_IMPL_NS
+}  // namespace lab::step08
