@@ -213,6 +213,8 @@ std::string DeviceContext::describe() const {
          (state_->nccl ? ", NCCL" : ", MPI through pinned host buffers");
 }
 
+bool cuda_usable(std::string* why) { return lab::cuda::device_available(why); }
+
 // ---- the transport ------------------------------------------------------------------
 
 template <class T>

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "comm.hpp"
+#include "local_kernel.hpp"
 
 namespace lab::step08 {
 namespace {
@@ -126,5 +127,12 @@ CheckResult check_distributed(MPI_Comm comm, int64_t m, int64_t n, int64_t k, do
   r.mismatches = counts[1];
   return r;
 }
+
+#if !LAB_STEP08_HAVE_CUDA
+bool cuda_usable(std::string* why) {
+  if (why) *why = "this build has no CUDA (it was built without the CUDA Toolkit)";
+  return false;
+}
+#endif
 
 }  // namespace lab::step08

@@ -11,6 +11,7 @@
 #include <omp.h>
 
 #include <stdexcept>
+#include <string>
 
 #include "lab/matrix.hpp"
 #include "mpi3d.hpp"
@@ -26,6 +27,9 @@ void openblas_gemm(int threads, double alpha, ConstMatView A, ConstMatView B, do
 /// cuBLAS on this rank's GPU for host blocks (copied in and out); device.cpp.
 void cuda_host_gemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C);
 #endif
+
+/// True when this rank can run the cuda kernel (a build with CUDA and a visible GPU); else `why`.
+bool cuda_usable(std::string* why);
 
 inline const char* local_kernel_name(LocalKernel k) {
   switch (k) {

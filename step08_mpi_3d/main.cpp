@@ -414,6 +414,16 @@ int run(int argc, char** argv) {
   }
   const int threads = o.params.threads > 0 ? o.params.threads : lab::max_threads();
   const Placement pl = placement(threads);
+  if (std::find(s.locals.begin(), s.locals.end(), LocalKernel::cuda) != s.locals.end()) {
+    // No GPU here is not a failure: skipped (77), on every rank alike.
+    std::string why;
+    int mine = lab::step08::cuda_usable(&why) ? 1 : 0, all = 0;
+    LAB_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (!all) {
+      if (root) std::fprintf(stderr, "step08_mpi_3d: skipped: --local cuda: %s\n", why.empty() ? "a rank has no GPU" : why.c_str());
+      return lab::kExitSkipped;
+    }
+  }
 
   int status = lab::kExitOk;
   try {

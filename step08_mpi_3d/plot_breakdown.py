@@ -1,29 +1,32 @@
 #!/usr/bin/env python3
-"""Draw where the time of step08's distributed DGEMM goes, grid by grid.
+"""Draw where the time of step08's distributed DGEMM goes, run by run.
 
     plot_breakdown.py [CSV] [--png PNG] [--scaling OUT.csv]
 
 CSV (default results/step08_breakdown.csv) holds the per-rank rows that
-`step08_mpi_3d --breakdown CSV` appends, one block of p rows per run. PNG
-(default: the CSV's name with .png) gets two panels, one bar per run:
-  top     the seconds of each phase (setup, scatter, broadcast, compute, reduce,
-          gather; slowest rank), stacked, with the speed-up and parallel efficiency
-          against the p = 1 run of the same size, kernel and threads where there is one;
+`step08_mpi_3d --breakdown CSV` appends, p rows per run. PNG (default: the
+CSV's name with .png) gets two panels, one bar per run, grouped by p:
+  top     the wall time of the median call, split into the slowest rank's own
+          local product and the overhead (everything else: messages, waiting),
+          so each bar is exactly as tall as the wall time printed on it; a
+          whisker spans the ranks' product times (min to max, dot at the median). ScaLAPACK's pdgemm (the
+          baseline) has no product of its own to show: one bar, its wall time.
+          Hatched bars ran oversubscribed (more rank threads than cores): their
+          times say nothing about scaling.
   bottom  the words the busiest rank moved in the broadcasts and the reduction,
-          stacked, against the formula for its grid, the best 2D grid and the lower bound.
---scaling writes one row per run (the lab's first nine columns, then p, grid,
-speed-up, efficiency and the words) for tables. A run measured twice keeps its
-last measurement. Needs matplotlib (use /usr/bin/python3 where the default
-python3 lacks it).
+          against the formula for its grid, the best 2D grid and the lower bound.
+--scaling writes one row per run (the lab's first nine columns, then p, layout,
+local kernel, wall, product min/median/max, overhead, speed-up and efficiency
+against p = 1 of the same implementation and kernel, words) for tables. A run
+measured twice keeps its last measurement. Needs matplotlib (use
+/usr/bin/python3 where the default python3 lacks it).
 """
 import argparse
 import csv
 import pathlib
 import sys
 
-PHASES = ["setup", "scatter", "broadcast", "compute", "reduce", "gather"]
-COLORS = {"setup": "#bbbbbb", "scatter": "#8da0cb", "broadcast": "#66c2a5", "compute": "#fc8d62",
-          "reduce": "#e78ac3", "gather": "#a6d854"}
+COLORS = {"product": "#fc8d62", "overhead": "#8da0cb", "baseline": "#66c2a5"}
 
 
 def read_runs(path):
@@ -31,63 +34,82 @@ def read_runs(path):
     runs = {}
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
-            key = (row["impl"], row["local"], int(row["m"]), int(row["n"]), int(row["k"]),
-                   int(row["threads"]), int(row["p"]), row["grid"])
+            key = (row["impl"], row["local"], row["data"], int(row["m"]), int(row["n"]), int(row["k"]),
+                   int(row["threads"]), int(row["p"]), row["layout"])
             if int(row["rank"]) == 0:
                 runs.pop(key, None)  # a new measurement of this run replaces the old one
             runs.setdefault(key, []).append(row)
-    return [(key, rows) for key, rows in runs.items() if len(rows) == key[6]]
+    return [(key, rows) for key, rows in runs.items() if len(rows) == key[7]]
 
 
 def summarize(runs):
     out = []
     for key, rows in runs:
-        impl, local, m, n, k, threads, p, grid = key
+        impl, local, data, m, n, k, threads, p, layout = key
+        products = sorted(float(r["product_own_s"]) for r in rows)
+        wall = float(rows[0]["wall_s"])
         busiest = max(rows, key=lambda r: int(r["words_moved"]))
-        out.append({
-            "impl": impl, "local": local, "m": m, "n": n, "k": k, "threads": threads, "p": p, "grid": grid,
-            "median_s": float(rows[0]["median_s"]), "gflops": float(rows[0]["gflops"]),
-            "phase_s": {ph: max(float(r[ph + "_s"]) for r in rows) for ph in PHASES},
-            "bcast_words": (int(busiest["broadcast_sent_B"]) + int(busiest["broadcast_recv_B"])) / 8,
-            "reduce_words": (int(busiest["reduce_sent_B"]) + int(busiest["reduce_recv_B"])) / 8,
-            "words_moved": int(busiest["words_moved"]), "words_formula": float(rows[0]["words_formula"]),
-            "words_best_2d": float(rows[0]["words_best_2d"]), "words_cube": float(rows[0]["words_cube"]),
-            "words_lower_bound": float(rows[0]["words_lower_bound"]), "check": rows[0]["check"],
-        })
-    # Speed-up against the one-rank run of the same problem, kernel and threads.
-    for s in out:
-        same = ("impl", "local", "m", "n", "k", "threads")
+        baseline = impl == "baseline"
+        s = {
+            "impl": impl, "local": local, "data": data, "m": m, "n": n, "k": k, "threads": threads, "p": p,
+            "layout": layout, "wall": wall, "gflops": float(rows[0]["gflops"]), "baseline": baseline,
+            "oversubscribed": rows[0]["oversubscribed"] == "1", "check": rows[0]["check"],
+            "product_min": None if baseline else products[0],
+            "product_median": None if baseline else products[(len(products) - 1) // 2],
+            "product_max": None if baseline else products[-1],
+            "words_moved": int(busiest["words_moved"]),
+            "words_formula": float(rows[0]["words_formula"]) if rows[0]["words_formula"] else None,
+            "words_best_2d": float(rows[0]["words_best_2d"]),
+            "words_lower_bound": float(rows[0]["words_lower_bound"]),
+            "local_alone": float(rows[0]["local_alone_s"] or 0),
+        }
+        s["overhead"] = None if baseline or wall <= 0 else (wall - s["product_max"]) / wall
+        out.append(s)
+    for s in out:  # speed-up against the one-rank run of the same problem, implementation and kernel
+        same = ("impl", "local", "data", "m", "n", "k", "threads")
         base = [b for b in out if b["p"] == 1 and all(b[f] == s[f] for f in same)]
-        s["speedup"] = base[0]["median_s"] / s["median_s"] if base and s["median_s"] > 0 else None
+        s["speedup"] = base[0]["wall"] / s["wall"] if base and s["wall"] > 0 else None
         s["efficiency"] = s["speedup"] / s["p"] if s["speedup"] else None
-    out.sort(key=lambda s: (s["local"], s["m"], s["n"], s["k"], s["threads"], s["p"], s["grid"], s["impl"]))
+    out.sort(key=lambda s: (s["m"], s["n"], s["k"], s["threads"], s["p"], s["baseline"], s["impl"], s["local"]))
     return out
 
 
+def fmt(v, spec):
+    return "" if v is None else format(v, spec)
+
+
 def write_scaling(path, runs):
-    cols = ["step", "variant", "impl", "m", "n", "k", "threads", "median_s", "gflops", "p", "grid", "local",
-            "speedup", "efficiency", "words_moved", "words_formula", "words_best_2d", "words_lower_bound",
+    cols = ["step", "variant", "impl", "m", "n", "k", "threads", "median_s", "gflops", "p", "layout", "local", "data",
+            "product_min_s", "product_median_s", "product_max_s", "overhead", "local_alone_s", "speedup",
+            "efficiency", "words_moved", "words_formula", "words_best_2d", "words_lower_bound", "oversubscribed",
             "check"]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
         for s in runs:
-            w.writerow(["step08", "cube", s["impl"], s["m"], s["n"], s["k"], s["threads"],
-                        f"{s['median_s']:.6g}", f"{s['gflops']:.6g}", s["p"], s["grid"], s["local"],
-                        "" if s["speedup"] is None else f"{s['speedup']:.4g}",
-                        "" if s["efficiency"] is None else f"{s['efficiency']:.4g}",
-                        s["words_moved"], f"{s['words_formula']:.6g}", f"{s['words_best_2d']:.6g}",
-                        f"{s['words_lower_bound']:.6g}", s["check"]])
+            w.writerow(["step08", "pdgemm" if s["baseline"] else "cube", s["impl"], s["m"], s["n"], s["k"],
+                        s["threads"], f"{s['wall']:.6g}", f"{s['gflops']:.6g}", s["p"], s["layout"], s["local"],
+                        s["data"], fmt(s["product_min"], ".6g"), fmt(s["product_median"], ".6g"),
+                        fmt(s["product_max"], ".6g"), fmt(s["overhead"], ".4g"), fmt(s["local_alone"] or None, ".6g"),
+                        fmt(s["speedup"], ".4g"), fmt(s["efficiency"], ".4g"), s["words_moved"],
+                        fmt(s["words_formula"], ".6g"), f"{s['words_best_2d']:.6g}", f"{s['words_lower_bound']:.6g}",
+                        int(s["oversubscribed"]), s["check"]])
 
 
 def print_table(runs):
-    print(f"{'p':>3} {'grid':>8} {'n':>6} {'local':>5} {'median_s':>10} {'GFLOP/s':>9} {'speed-up':>9} "
-          f"{'eff.':>6} {'words/rank':>12} {'formula':>12}")
+    print(f"{'p':>3} {'impl':>8} {'local':>8} {'layout':>10} {'n':>6} {'wall_s':>9} {'GFLOP/s':>9} "
+          f"{'product min/med/max s':>24} {'overhead':>8} {'speed-up':>8} {'eff.':>5} {'words/rank':>11} "
+          f"{'formula':>11}")
     for s in runs:
+        prod = "-" if s["baseline"] else f"{s['product_min']:.3f}/{s['product_median']:.3f}/{s['product_max']:.3f}"
+        ov = "-" if s["overhead"] is None else f"{100 * s['overhead']:.1f}%"
         su = f"{s['speedup']:.2f}" if s["speedup"] else "-"
         ef = f"{100 * s['efficiency']:.0f}%" if s["efficiency"] else "-"
-        print(f"{s['p']:>3} {s['grid']:>8} {s['n']:>6} {s['local']:>5} {s['median_s']:>10.4f} "
-              f"{s['gflops']:>9.2f} {su:>9} {ef:>6} {s['words_moved']:>12} {s['words_formula']:>12.0f}")
+        wf = "-" if s["words_formula"] is None else f"{s['words_formula']:.0f}"
+        mark = " oversubscribed" if s["oversubscribed"] else ""
+        print(f"{s['p']:>3} {s['impl']:>8} {s['local']:>8} {s['layout']:>10} {s['n']:>6} {s['wall']:>9.4f} "
+              f"{s['gflops']:>9.2f} {prod:>24} {ov:>8} {su:>8} {ef:>5} "
+              f"{'-' if s['baseline'] else s['words_moved']:>11} {wf:>11}{mark}")
 
 
 def plot(runs, png):
@@ -96,56 +118,83 @@ def plot(runs, png):
     import matplotlib.pyplot as plt
 
     sizes = {(s["m"], s["n"], s["k"]) for s in runs}
-    labels = []
+    x, labels, pos = [], [], 0.0
+    last_p = None
     for s in runs:
-        label = f"p={s['p']}\n{s['grid']}"
+        if last_p is not None and s["p"] != last_p:
+            pos += 0.6  # a gap between the groups of one p
+        last_p = s["p"]
+        x.append(pos)
+        pos += 1.0
+        label = f"p={s['p']}\n" + ("pdgemm\n" + s["layout"].replace("_", " ") if s["baseline"]
+                                    else f"{s['local']}\n{s['layout']}")
+        if s["impl"] not in ("solution", "baseline"):
+            label += f"\n{s['impl']}"
         if len(sizes) > 1:
             label += f"\nn={s['n']}"
-        if s["impl"] != "solution" or s["local"] != "cpu":
-            label += f"\n{s['impl']} {s['local']}"
+        if s["oversubscribed"]:
+            label += "\noversub."
         labels.append(label)
-    x = range(len(runs))
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(6.0, 1.1 * len(runs)) + 2.5, 8), sharex=True)
-
-    base = [0.0] * len(runs)
-    for ph in PHASES:
-        vals = [s["phase_s"][ph] for s in runs]
-        top.bar(x, vals, bottom=base, color=COLORS[ph], label=ph, edgecolor="white", linewidth=0.5)
-        base = [b + v for b, v in zip(base, vals)]
-    for i, s in enumerate(runs):
-        note = f"{s['gflops']:.1f} GF/s"
-        if s["efficiency"]:
-            note += f"\n{s['speedup']:.1f}x, {100 * s['efficiency']:.0f}%"
-        top.text(i, base[i], note, ha="center", va="bottom", fontsize=8)
-    top.set_ylabel("seconds per call (slowest rank per phase)")
-    top.set_ylim(0, 1.25 * max(base) if base and max(base) > 0 else 1)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(7.0, 0.95 * pos) + 3.0, 8.5), sharex=True,
+                                      gridspec_kw={"height_ratios": [3, 2]})
+    tallest = 0.0
+    for xi, s in zip(x, runs):
+        hatch = "//" if s["oversubscribed"] else None
+        scale = 1.0
+        if s["baseline"]:
+            top.bar(xi, s["wall"] * scale, color=COLORS["baseline"], hatch=hatch, edgecolor="white",
+                    label="ScaLAPACK pdgemm (wall)")
+        else:
+            prod, over = s["product_max"] * scale, (s["wall"] - s["product_max"]) * scale
+            top.bar(xi, prod, color=COLORS["product"], hatch=hatch, edgecolor="white",
+                    label="slowest rank's local product")
+            top.bar(xi, over, bottom=prod, color=COLORS["overhead"], hatch=hatch, edgecolor="white",
+                    label="overhead (wall - slowest product)")
+            top.errorbar(xi, s["product_median"] * scale,
+                         yerr=[[(s["product_median"] - s["product_min"]) * scale],
+                               [(s["product_max"] - s["product_median"]) * scale]],
+                         fmt="o", color="black", markersize=3, capsize=3, linewidth=1,
+                         label="ranks' product: min, median, max")
+        note = f"{s['wall']:.3g} s"
+        if s["overhead"] is not None:
+            note += f"\n{100 * s['overhead']:.0f}% ovh"
+        top.text(xi, s["wall"] * scale, note, ha="center", va="bottom", fontsize=7)
+        tallest = max(tallest, s["wall"] * scale)
+    handles, names = top.get_legend_handles_labels()
+    unique = {}
+    for name, handle in zip(names, handles):
+        unique.setdefault(name, handle)  # the first one: not hatched unless every run was oversubscribed
+    if any(s["oversubscribed"] for s in runs):
+        from matplotlib.patches import Patch
+        unique["hatched: oversubscribed (more rank threads than cores)"] = Patch(facecolor="white", edgecolor="gray",
+                                                                                 hatch="//")
+    top.legend(unique.values(), unique.keys(), fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    top.set_ylim(0, 1.22 * tallest if tallest > 0 else 1)
+    top.set_ylabel("seconds per call (median)")
     threads = sorted({s["threads"] for s in runs})
-    title = "step08: one distributed DGEMM, phase by phase"
+    title = "step08: the distributed DGEMM, where the time of one call goes"
     if len(sizes) == 1:
         m, n, k = next(iter(sizes))
-        title += f" (m={m} n={n} k={k}"
-        title += f", {threads[0]} thread(s) per rank)" if len(threads) == 1 else ")"
+        title += f"\nm={m} n={n} k={k}" + (f", {threads[0]} thread(s) per rank" if len(threads) == 1 else "")
     top.set_title(title, fontsize=10)
-    top.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
     scale = 1e6
-    bc = [s["bcast_words"] / scale for s in runs]
-    rd = [s["reduce_words"] / scale for s in runs]
-    bottom.bar(x, bc, color=COLORS["broadcast"], label="broadcast (measured)")
-    bottom.bar(x, rd, bottom=bc, color=COLORS["reduce"], label="reduce (measured)")
-    bottom.scatter(x, [s["words_formula"] / scale for s in runs], marker="_", s=400, color="black", zorder=3,
-                   label="formula for the grid")
-    bottom.scatter(x, [s["words_best_2d"] / scale for s in runs], marker="x", color="#1f78b4", zorder=3,
-                   label="best 2D grid")
-    bottom.scatter(x, [s["words_lower_bound"] / scale for s in runs], marker="v", color="#e31a1c", zorder=3,
-                   label="lower bound")
-    bottom.set_ylabel("million words (doubles) moved\nby the busiest rank")
-    tallest = max(max(b + r for b, r in zip(bc, rd)), max(s["words_formula"] for s in runs) / scale,
-                  max(s["words_best_2d"] for s in runs) / scale)
-    bottom.set_ylim(0, 1.15 * tallest if tallest > 0 else 1)
+    cube = [(xi, s) for xi, s in zip(x, runs) if not s["baseline"]]
+    bottom.bar([xi for xi, _ in cube], [s["words_moved"] / scale for _, s in cube], color="#a6d854",
+               label="moved by the busiest rank (counted)")
+    bottom.scatter([xi for xi, _ in cube], [(s["words_formula"] or 0) / scale for _, s in cube], marker="_", s=400,
+                   color="black", zorder=3, label="formula for the grid")
+    bottom.scatter([xi for xi, _ in cube], [s["words_best_2d"] / scale for _, s in cube], marker="x",
+                   color="#1f78b4", zorder=3, label="best 2D grid")
+    bottom.scatter([xi for xi, _ in cube], [s["words_lower_bound"] / scale for _, s in cube], marker="v",
+                   color="#e31a1c", zorder=3, label="lower bound")
+    bottom.set_ylabel("million words (doubles) per rank\nin broadcasts and reduction")
+    top_words = max([s["words_moved"] / scale for _, s in cube] + [s["words_best_2d"] / scale for _, s in cube]
+                    + [0.0])
+    bottom.set_ylim(0, 1.15 * top_words if top_words > 0 else 1)
     bottom.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    bottom.set_xticks(list(x))
-    bottom.set_xticklabels(labels, fontsize=8)
+    bottom.set_xticks(x)
+    bottom.set_xticklabels(labels, fontsize=7)
     fig.tight_layout()
     fig.savefig(png, dpi=120)
     print(f"wrote {png}")
@@ -161,7 +210,11 @@ def main():
         print(f"plot_breakdown.py: no {args.csv}; make it with step08_mpi_3d --breakdown {args.csv}",
               file=sys.stderr)
         return 2
-    runs = summarize(read_runs(args.csv))
+    try:
+        runs = summarize(read_runs(args.csv))
+    except (KeyError, ValueError) as e:
+        print(f"plot_breakdown.py: {args.csv} is not a step08 breakdown file of this version ({e})", file=sys.stderr)
+        return 2
     if not runs:
         print(f"plot_breakdown.py: {args.csv} has no complete run", file=sys.stderr)
         return 2
