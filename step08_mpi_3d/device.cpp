@@ -222,9 +222,9 @@ void DeviceTransport<T>::bcast(View<T> blk, int root, const Comm& fibre, Traffic
   DeviceContext::State& s = dev_.state();
   const cudaStream_t stream = s.stream.get();
   const bool me_root = fibre.rank() == root;
-  if (blk.rows == 0 || blk.cols == 0) return;
-  if (!s.nccl && fibre.size() == 1) return;
-  if (fibre.size() > 1) (me_root ? t.sent : t.recv) += mpi::bytes_of(blk);
+  // One rank on the fibre: it already holds the block (the same for reduce).
+  if (blk.rows == 0 || blk.cols == 0 || fibre.size() == 1) return;
+  (me_root ? t.sent : t.recv) += mpi::bytes_of(blk);
 #if LAB_STEP08_HAVE_NCCL
   if (s.nccl) {
     // NCCL moves contiguous buffers: a strided block is packed first (on the GPU).
@@ -275,11 +275,10 @@ void DeviceTransport<T>::reduce(View<T> blk, int root, const Comm& fibre, Traffi
   DeviceContext::State& s = dev_.state();
   const cudaStream_t stream = s.stream.get();
   const bool me_root = fibre.rank() == root;
-  if (!mpi::contiguous(blk)) throw std::logic_error("DeviceTransport::reduce: the block must be contiguous");
   const size_t count = size_t(blk.rows) * size_t(blk.cols);
-  if (count == 0) return;
-  if (!s.nccl && fibre.size() == 1) return;
-  if (fibre.size() > 1) (me_root ? t.recv : t.sent) += mpi::bytes_of(blk);
+  if (count == 0 || fibre.size() == 1) return;
+  if (!mpi::contiguous(blk)) throw std::logic_error("DeviceTransport::reduce: the block must be contiguous");
+  (me_root ? t.recv : t.sent) += mpi::bytes_of(blk);
 #if LAB_STEP08_HAVE_NCCL
   if (s.nccl) {
     LAB_NCCL_CHECK(ncclReduce(blk.data, blk.data, count, nccl_type<T>(), static_cast<ncclRedOp_t>(op_.nccl_op),
