@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -66,7 +67,7 @@ CheckResult compare_exact(View<const T> C, View<const T> C_ref, const std::vecto
   }
   r.ok = r.mismatches == 0;
   if (!r.ok) {
-    r.worst_ratio = 1.0 / 0.0;
+    r.worst_ratio = std::numeric_limits<double>::infinity();
     r.report = std::to_string(r.mismatches) + " of " + std::to_string(r.checked) + " elements differ (mismatch):\n" +
                r.report;
   }
@@ -136,7 +137,7 @@ CheckResult check_semiring(View<const typename S::value_type> A, View<const type
       total.report += part.report;
     }
     total.ok = total.mismatches == 0;
-    if (!total.ok) total.worst_ratio = 1.0 / 0.0;
+    if (!total.ok) total.worst_ratio = std::numeric_limits<double>::infinity();
     return total;
   }
 }
