@@ -189,8 +189,11 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     const bool full = o.full_check || double(o.m) * o.n * o.k <= kFullCheckWork;
     peak = gpu ? gpu_hooks()->peak_gflops() : cpu_peak_gflops(cpu_threads);
 
+    bool own_checks = false;
+    for (const Variant* v : chosen) own_checks = own_checks || bool(v->check);
     std::printf("# %s (%s) on %s, peak %.1f GFLOP/s measured; check: %s\n", info.step, info.title, device.c_str(),
-                peak, full ? "elementwise vs reference" : "randomized (Freivalds)");
+                peak, full ? "elementwise vs reference"
+                      : own_checks ? "randomized (Freivalds), or the variant's own" : "randomized (Freivalds)");
     for (const Variant* v : chosen) {
       if (!v->describe) continue;
       try {
