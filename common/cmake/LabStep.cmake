@@ -10,6 +10,8 @@
 #     SUPPORT register.cpp            # step files compiled once per implementation
 #     TESTS tests/test_tiling.cpp     # GoogleTest sources (correctness)
 #     PERF_TESTS tests/perf_tiling.cpp  # GoogleTest sources (performance ratios)
+#     GPU_TESTS tests/test_gpu.cpp    # a CPU step's GPU parts (step09): their own test,
+#                                     # labelled gpu; skipped where CUDA is not built
 #     DEPENDS step01_naive            # earlier steps whose library this one links
 #     LIBS lab_openblas               # anything else to link
 #     DEFAULT_SIZE 1024               # m = n = k of the benchmark when none is given
@@ -26,6 +28,7 @@
 # ctest names and labels:
 #   <step>.<impl>.correctness   labels <stepNN>;<cpu|gpu|mpi>;correctness;<impl>
 #   <step>.<impl>.performance   labels ...;performance;<impl>
+#   <step>.<impl>.gpu           labels <stepNN>;gpu;correctness;<impl> (GPU_TESTS)
 #   <step>.student.must_fail    (LAB_IMPL=both) the student's tests must fail
 # Tests print "LAB-SKIP: <why>" when they cannot run here; ctest then reports
 # them as skipped, never as passed.
@@ -51,7 +54,7 @@ endfunction()
 
 function(lab_add_step step)
   cmake_parse_arguments(PARSE_ARGV 1 S "" "TITLE;BACKEND;DEFAULT_SIZE;MAIN"
-                        "SOURCES;GIVEN;SUPPORT;TESTS;PERF_TESTS;DEPENDS;LIBS;MPI_RANKS")
+                        "SOURCES;GIVEN;SUPPORT;TESTS;PERF_TESTS;GPU_TESTS;DEPENDS;LIBS;MPI_RANKS")
   string(REGEX MATCH "^step[0-9][0-9]" _num "${step}")
   if(NOT _num)
     message(FATAL_ERROR "lab_add_step: '${step}' is not named stepNN_<name>")
@@ -84,6 +87,13 @@ function(lab_add_step step)
     set_tests_properties(${step}.skipped PROPERTIES LABELS "${_num};${S_BACKEND};correctness"
                          SKIP_REGULAR_EXPRESSION "LAB-SKIP")
     return()
+  endif()
+  if(S_GPU_TESTS AND NOT LAB_HAVE_CUDA)
+    set(_gpu_why "CUDA is not enabled in this build (no nvcc found, or LAB_ENABLE_CUDA=OFF)")
+    add_test(NAME ${step}.gpu.skipped COMMAND ${CMAKE_COMMAND} -E echo "LAB-SKIP: ${step} GPU tests: ${_gpu_why}")
+    set_tests_properties(${step}.gpu.skipped PROPERTIES LABELS "${_num};gpu;correctness"
+                         SKIP_REGULAR_EXPRESSION "LAB-SKIP")
+    set(S_GPU_TESTS "")
   endif()
   set_property(GLOBAL APPEND PROPERTY LAB_BUILT_STEPS ${step})
   set_property(GLOBAL APPEND PROPERTY LAB_STEP_INFO "${step}|${S_BACKEND}|${S_TITLE}")
@@ -183,11 +193,15 @@ function(lab_add_step step)
     if(S_BACKEND STREQUAL "mpi")
       list(APPEND _env ${LAB_MPI_ENV})
     endif()
-    foreach(_kind correctness performance)
+    foreach(_kind correctness performance gpu)
+      set(_labels "${_labels_base};${_kind}")
       if(_kind STREQUAL "correctness")
         set(_tsrc ${S_TESTS})
-      else()
+      elseif(_kind STREQUAL "performance")
         set(_tsrc ${S_PERF_TESTS})
+      else()
+        set(_tsrc ${S_GPU_TESTS})
+        set(_labels "${_num};gpu;correctness")
       endif()
       if(NOT _tsrc)
         continue()
@@ -228,24 +242,27 @@ function(lab_add_step step)
           set(_name ${_name}.${_suffix})
         endif()
         if(impl STREQUAL "student" AND LAB_IMPL STREQUAL "both")
-          if(_kind STREQUAL "correctness")
+          if(NOT _kind STREQUAL "performance")
             # The instructor's build: the skeleton's tests must fail (a suite
             # that cannot fail is a broken suite). A skipped run stays skipped.
             set(_mf ${step}.student.must_fail)
             if(_suffix)
               set(_mf ${_mf}.${_suffix})
             endif()
+            if(_kind STREQUAL "gpu")
+              set(_mf ${_mf}.gpu)
+            endif()
             add_test(NAME ${_mf}
                      COMMAND ${CMAKE_COMMAND} "-DCMD=${_parts}" -P ${PROJECT_SOURCE_DIR}/common/cmake/ExpectFailure.cmake)
             set_tests_properties(${_mf} PROPERTIES
-              LABELS "${_labels_base};correctness;student" SKIP_REGULAR_EXPRESSION "LAB-SKIP"
+              LABELS "${_labels};student" SKIP_REGULAR_EXPRESSION "LAB-SKIP"
               ENVIRONMENT "${_env}" TIMEOUT 900)
           endif()
           continue()
         endif()
         add_test(NAME ${_name} COMMAND ${_parts})
         set_tests_properties(${_name} PROPERTIES
-          LABELS "${_labels_base};${_kind};${impl}" SKIP_REGULAR_EXPRESSION "LAB-SKIP"
+          LABELS "${_labels};${impl}" SKIP_REGULAR_EXPRESSION "LAB-SKIP"
           ENVIRONMENT "${_env}" TIMEOUT 900)
         if(_kind STREQUAL "performance")
           set_tests_properties(${_name} PROPERTIES RUN_SERIAL TRUE)

@@ -159,26 +159,25 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     return kExitUsage;
   }
 
-  const bool gpu = info.backend == Backend::gpu;
-  std::string device;
-  double peak = 0;
-  if (gpu) {
-    std::string why = "this build has no CUDA support";
-    const GpuHooks* h = gpu_hooks();
-    if (!h || !h->available(&why)) {
-      std::cout << prog << ": skipped: " << why << "\n";
-      return kExitSkipped;
-    }
-    device = h->device_name();
-  } else {
-    device = "cpu:" + cpu_simd_level();
+  // A step's variants may run on both (step09): GPU rows need a usable GPU,
+  // and where there is none they are reported skipped; a GPU step without one
+  // has nothing to run at all.
+  std::string gpu_why = "this build has no CUDA support";
+  const bool gpu_ok = gpu_hooks() && gpu_hooks()->available(&gpu_why);
+  bool any_cpu = false;
+  for (const Variant* v : chosen) any_cpu = any_cpu || v->backend == Backend::cpu;
+  if (!gpu_ok && !any_cpu) {
+    std::cout << prog << ": skipped: " << gpu_why << "\n";
+    return kExitSkipped;
   }
+  const bool gpu = info.backend == Backend::gpu && gpu_ok;
+  const std::string device = gpu ? gpu_hooks()->device_name() : "cpu:" + cpu_simd_level();
+  double peak = 0;
 #ifdef _OPENMP
   if (o.params.threads > 0) omp_set_num_threads(o.params.threads);
 #endif
-  const int threads = gpu ? 1 : max_threads();
+  const int cpu_threads = max_threads();
   Params params = o.params;
-  params.threads = threads;
 
   std::vector<Record> rows;
   int status = kExitOk;
@@ -188,11 +187,13 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     B.fill_random(o.seed + 1);
     C0.fill_random(o.seed + 2);
     const bool full = o.full_check || double(o.m) * o.n * o.k <= kFullCheckWork;
-    if (!gpu) peak = cpu_peak_gflops(threads);
-    else peak = gpu_hooks()->peak_gflops();
+    peak = gpu ? gpu_hooks()->peak_gflops() : cpu_peak_gflops(cpu_threads);
 
+    bool own_checks = false;
+    for (const Variant* v : chosen) own_checks = own_checks || bool(v->check);
     std::printf("# %s (%s) on %s, peak %.1f GFLOP/s measured; check: %s\n", info.step, info.title, device.c_str(),
-                peak, full ? "elementwise vs reference" : "randomized (Freivalds)");
+                peak, full ? "elementwise vs reference"
+                      : own_checks ? "randomized (Freivalds), or the variant's own" : "randomized (Freivalds)");
     for (const Variant* v : chosen) {
       if (!v->describe) continue;
       try {
@@ -207,14 +208,24 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     topts.min_reps = o.reps;
     topts.min_time_s = o.min_time_s;
     for (const Variant* v : chosen) {
+      const bool on_gpu = v->backend == Backend::gpu;
       Record r;
       r.step = info.step;
       r.variant = v->name;
       r.impl = v->impl;
       r.m = o.m, r.n = o.n, r.k = o.k;
-      r.threads = threads;
-      r.peak_gflops = peak;
-      r.device = device;
+      r.threads = on_gpu ? 1 : cpu_threads;
+      params.threads = r.threads;
+      if (on_gpu && !gpu_ok) {
+        r.check = "skipped";
+        r.note = gpu_why;
+        print_row(r);
+        rows.push_back(r);
+        continue;
+      }
+      // A row of the other kind than the step's (step09) names its own device and peak.
+      r.device = on_gpu == gpu ? device : on_gpu ? gpu_hooks()->device_name() : "cpu:" + cpu_simd_level();
+      r.peak_gflops = on_gpu == gpu ? peak : on_gpu ? gpu_hooks()->peak_gflops() : cpu_peak_gflops(cpu_threads);
       if (!params.tile.empty()) {
         std::string t;
         for (auto x : params.tile) t += (t.empty() ? "tile=" : "x") + std::to_string(x);
@@ -222,7 +233,7 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
       }
       try {
         Timing t;
-        if (gpu) {
+        if (on_gpu) {
           t = gpu_hooks()->run(*v, kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.view(), params, topts);
         } else {
           // Validate on a fresh copy of C0 first; then time into the same buffer.
@@ -230,15 +241,17 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
           v->run(GemmCall{kAlpha, A.cview(), B.cview(), kBeta, C.view(), &params, nullptr});
         }
         // (the GPU hook returns the C of its first, validated call)
-        const CheckResult chk = full ? check_against_reference(kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.cview())
-                                     : freivalds_check(kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.cview());
+        const CheckResult chk =
+            v->check ? v->check(kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.cview(), full)
+            : full   ? check_against_reference(kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.cview())
+                     : freivalds_check(kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.cview());
         r.check = chk.ok ? "pass" : "fail";
         if (!chk.ok) {
           std::fprintf(stderr, "%s %s (%s): WRONG RESULT\n%s", info.step, v->name.c_str(), v->impl.c_str(),
                        chk.report.c_str());
           if (status == kExitOk) status = kExitCheckFailed;
         }
-        if (!gpu) {
+        if (!on_gpu) {
           MatView cv = C.view();
           t = time_host([&] { v->run(GemmCall{kAlpha, A.cview(), B.cview(), kBeta, cv, &params, nullptr}); }, topts);
         }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "lab/check.hpp"
 #include "lab/matrix.hpp"
 
 // The implementation a translation unit belongs to: CMake compiles every step
@@ -57,6 +58,13 @@ struct Variant {
   /// Optional: what this variant will run with these params, on this machine and why
   /// (e.g. the kernel and blocks it chose); the benchmark prints it above the table.
   std::function<std::string(const Params&)> describe = nullptr;
+  /// How the benchmark checks this variant's C (computed from C0 with alpha and
+  /// beta); `full` asks for an elementwise check, otherwise a cheaper sampled or
+  /// randomized one will do. Empty: against alpha * A * B + beta * C0
+  /// (lab/check.hpp). Variants of other products (step09's semirings) set it.
+  std::function<CheckResult(double alpha, ConstMatView A, ConstMatView B, double beta, ConstMatView C0,
+                            ConstMatView C, bool full)>
+      check = nullptr;
 };
 
 /// Adds a variant; returns its index (so it can initialize a static).

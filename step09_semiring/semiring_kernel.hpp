@@ -1,0 +1,54 @@
+// step09 internals: the semiring micro-kernel contract (CPU).
+//
+// The same contract as step04's (step04_simd/microkernel.hpp), with the
+// semiring's operations in place of the multiply-add. A micro-kernel gets
+//   a: a packed MR x kc panel of A (step04's pack_a layout, 64-byte aligned),
+//   b: a packed kc x NR panel of B (step04's pack_b layout),
+//   c: an MR x NR tile of C, column-major with leading dimension ldc,
+// and computes C <- a (x) b (accumulate == false: C is never read) or
+// C <- C (+) (a (x) b), the sum of the kc terms of every element taken in the
+// order p = 0, 1, ... (as the reference does). kc >= 1.
+#pragma once
+
+#include <cstdint>
+
+#include "semiring.hpp"
+
+namespace lab::step09 {
+inline namespace LAB_IMPL_NS {
+
+using KernelFn = void (*)(int64_t kc, const double* a, const double* b, bool accumulate, double* c, int64_t ldc);
+
+struct MicroKernel {
+  step04::Isa isa;
+  int mr, nr;   ///< the tile of C the kernel keeps in registers
+  KernelFn fn;  ///< nullptr where the build cannot have this kernel (non-x86)
+};
+
+/// The largest tile any kernel uses (edge tiles go through a buffer this big).
+constexpr int kMaxMr = 16, kMaxNr = 14;
+
+// One per instruction set (kernel_<isa>.cpp), for S = PlusTimes, MinPlus, MaxPlus.
+template <class S>
+MicroKernel microkernel_generic();
+template <class S>
+MicroKernel microkernel_avx2();
+template <class S>
+MicroKernel microkernel_avx512();
+
+/// The kernel of `isa` for S (the caller has checked step04::isa_supported).
+template <class S>
+MicroKernel microkernel(step04::Isa isa) {
+  switch (isa) {
+    case step04::Isa::avx512:
+      return microkernel_avx512<S>();
+    case step04::Isa::avx2:
+      return microkernel_avx2<S>();
+    case step04::Isa::generic:
+      break;
+  }
+  return microkernel_generic<S>();
+}
+
+}  // namespace LAB_IMPL_NS
+}  // namespace lab::step09

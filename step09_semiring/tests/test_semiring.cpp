@@ -1,0 +1,257 @@
+// step09 tests (CPU): gemm<S> for the three semirings on every shape of the
+// contract cases, accumulating and not, with the default kernel and blocks and
+// with every kernel this CPU runs on blocks far smaller than the defaults (so
+// every loop takes several passes and every edge is hit); min-plus and
+// max-plus compared for exact equality. Then infinities, NaN and -inf, the
+// reference itself on a worked example, bad arguments, threads.
+#include <omp.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "lab/first_exception.hpp"
+#include "semiring_testing.hpp"
+
+using lab::step04::Blocking;
+using lab::step04::Isa;
+using step09_testing::HostGemm;
+using step09_testing::Shape;
+namespace s9 = lab::step09;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+enum class Ring { minplus, maxplus, plustimes };
+const char* ring_name(Ring r) { return r == Ring::minplus ? "minplus" : r == Ring::maxplus ? "maxplus" : "plustimes"; }
+
+// Which kernel: the default (gemm<S>: widest kernel, default blocks) or an
+// instruction set with tiny or odd blocks.
+enum class Blocks { defaults, tiny, odd };
+const Blocking kTinyBlocks{1, 1, 5};    // one MR x NR tile per block, k in slices of 5
+const Blocking kOddBlocks{37, 45, 19};  // rounded up to multiples of MR and NR
+
+struct Case {
+  Ring ring;
+  Isa isa;
+  Blocks blocks;
+  Shape shape;
+};
+
+template <class S>
+HostGemm<S> product(Isa isa, Blocks blocks) {
+  if (blocks == Blocks::defaults) return [](auto A, auto B, auto C, bool acc) { s9::gemm<S>(A, B, C, acc); };
+  const Blocking b = blocks == Blocks::tiny ? kTinyBlocks : kOddBlocks;
+  return [isa, b](auto A, auto B, auto C, bool acc) { s9::gemm_with<S>(A, B, C, acc, isa, b); };
+}
+
+template <class S>
+void run_both(const Case& c) {
+  for (bool accumulate : {false, true})
+    step09_testing::run_shape<S>(product<S>(c.isa, c.blocks), c.shape, accumulate, lab::testing::fresh_seed());
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (Ring r : {Ring::minplus, Ring::maxplus, Ring::plustimes}) {
+    for (const Shape& s : step09_testing::contract_shapes()) {
+      out.push_back({r, lab::step04::best_isa(), Blocks::defaults, s});
+      for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic})
+        for (Blocks b : {Blocks::tiny, Blocks::odd}) out.push_back({r, isa, b, s});
+    }
+  }
+  return out;
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  const std::string kernel = c.blocks == Blocks::defaults ? "default"
+                                                           : std::string(lab::step04::isa_name(c.isa)) +
+                                                                 (c.blocks == Blocks::tiny ? "_tiny" : "_odd");
+  return std::string(ring_name(c.ring)) + "_" + kernel + "_" + step09_testing::shape_name(c.shape) + "_" +
+         std::to_string(info.index);
+}
+
+// How GoogleTest prints a case (instead of its bytes).
+[[maybe_unused]] void PrintTo(const Case& c, std::ostream* os) {
+  *os << ring_name(c.ring) << " " << lab::step04::isa_name(c.isa) << " " << step09_testing::shape_name(c.shape);
+}
+
+class Step09Contract : public ::testing::TestWithParam<Case> {};
+
+}  // namespace
+
+TEST_P(Step09Contract, MatchesReference) {
+  const Case& c = GetParam();
+  // A plain skip: the other kernels still run, so the whole test is not "skipped".
+  if (c.blocks != Blocks::defaults && !lab::step04::isa_supported(c.isa))
+    GTEST_SKIP() << "this CPU cannot run " << lab::step04::isa_name(c.isa);
+  switch (c.ring) {
+    case Ring::minplus:
+      return run_both<s9::MinPlus>(c);
+    case Ring::maxplus:
+      return run_both<s9::MaxPlus>(c);
+    case Ring::plustimes:
+      return run_both<s9::PlusTimes>(c);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Step09Contract, ::testing::ValuesIn(cases()), case_name);
+
+TEST(Step09Reference, WorkedExamples) {
+  // A = [1 2 inf; 0 -1 5], B = [0 3; 1 inf; -2 0]: min-plus C(0,0) = min(1+0, 2+1, inf-2) = 1, ...
+  const std::vector<double> a{1, 0, 2, -1, kInf, 5}, b{0, 1, -2, 3, kInf, 0};
+  const lab::View<const double> A{a.data(), 2, 3, 2}, B{b.data(), 3, 2, 3};
+  std::vector<double> c(4, kNaN);
+  s9::reference_gemm<s9::MinPlus>(A, B, lab::View<double>{c.data(), 2, 2, 2}, false);
+  EXPECT_EQ(c, (std::vector<double>{1, 0, 4, 3}));
+  s9::reference_gemm<s9::MaxPlus>(A, B, lab::View<double>{c.data(), 2, 2, 2}, false);
+  EXPECT_EQ(c, (std::vector<double>{kInf, 3, kInf, kInf}));
+  std::vector<double> c0{0.5, 7, -9, kNaN};  // accumulate: min with C, a NaN in C reads as the zero
+  s9::reference_gemm<s9::MinPlus>(A, B, lab::View<double>{c0.data(), 2, 2, 2}, true);
+  EXPECT_EQ(c0, (std::vector<double>{0.5, 0, -9, 3}));
+}
+
+// Row 3 of A and column 5 of B all +inf, and a block of +inf in each: rows and
+// columns of C with no path are +inf, the rest as the reference says.
+TEST(Step09Infinity, InfiniteRowsColumnsAndBlocks) {
+  const Shape shape{37, 41, 29, 2};
+  auto tweak = [](lab::MatView A, lab::MatView B) { step09_testing::cut_paths(A, B, kInf); };
+  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic}) {
+    if (!lab::step04::isa_supported(isa)) continue;
+    SCOPED_TRACE(lab::step04::isa_name(isa));
+    const HostGemm<s9::MinPlus> g = product<s9::MinPlus>(isa, Blocks::odd);
+    for (bool accumulate : {false, true})
+      step09_testing::run_shape<s9::MinPlus>(g, shape, accumulate, lab::testing::fresh_seed(), tweak);
+    // and independently of the reference: no path through row 3 or column 5
+    lab::Matrix A(37, 29), B(29, 41), C(37, 41);
+    A.fill_random(lab::testing::fresh_seed());
+    B.fill_random(lab::testing::fresh_seed());
+    tweak(A.view(), B.view());
+    g(A.cview(), B.cview(), C.view(), false);
+    for (int64_t j = 0; j < 41; ++j) EXPECT_EQ(C(3, j), kInf) << "C(3, " << j << ")";
+    for (int64_t i = 0; i < 37; ++i) EXPECT_EQ(C(i, 5), kInf) << "C(" << i << ", 5)";
+  }
+}
+
+// NaN, -inf and +inf scattered through A and B: NaN and +inf + -inf read as
+// the zero, so results match the reference and none is NaN.
+TEST(Step09Infinity, NanAndMinusInfinityReadAsDocumented) {
+  const Shape shape{45, 38, 70, 1};
+  const uint64_t seed = lab::testing::fresh_seed();
+  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic}) {
+    if (!lab::step04::isa_supported(isa)) continue;
+    SCOPED_TRACE(lab::step04::isa_name(isa));
+    for (bool accumulate : {false, true}) {
+      step09_testing::run_shape<s9::MinPlus>(product<s9::MinPlus>(isa, Blocks::odd), shape, accumulate, seed,
+                                             step09_testing::scatter_specials(seed));
+      step09_testing::run_shape<s9::MaxPlus>(product<s9::MaxPlus>(isa, Blocks::odd), shape, accumulate, seed,
+                                             step09_testing::scatter_specials(seed));
+    }
+  }
+  // The cases by hand: -inf (x) +inf is skipped; a NaN in A is skipped.
+  const double a[] = {-kInf, 1, kNaN}, b[] = {kInf, 2, -5};
+  double c = kNaN;
+  s9::gemm<s9::MinPlus>({a, 1, 3, 1}, {b, 3, 1, 3}, {&c, 1, 1, 1}, false);
+  EXPECT_EQ(c, 3.0);
+  const double a2[] = {kInf, 1, kNaN}, b2[] = {-kInf, 2, 5};
+  s9::gemm<s9::MaxPlus>({a2, 1, 3, 1}, {b2, 3, 1, 3}, {&c, 1, 1, 1}, false);
+  EXPECT_EQ(c, 3.0);
+}
+
+TEST(Step09Blocks, DefaultBlocksCrossedInEveryLoop) {
+  const Isa isa = lab::step04::best_isa();
+  const Blocking d = lab::step04::default_blocking(isa);
+  // One more than a block in each dimension, plus a ragged edge.
+  const Shape shape{d.mc + 7, d.nc + 5, d.kc + 3, 1};
+  const HostGemm<s9::MinPlus> g = [](auto A, auto B, auto C, bool acc) { s9::gemm<s9::MinPlus>(A, B, C, acc); };
+  step09_testing::run_shape<s9::MinPlus>(g, shape, true, lab::testing::fresh_seed());
+}
+
+TEST(Step09Arguments, BadArgumentsThrow) {
+  step09_testing::bad_arguments<s9::MinPlus>([](auto A, auto B, auto C, bool acc) { s9::gemm<s9::MinPlus>(A, B, C, acc); });
+  step09_testing::bad_arguments<s9::MaxPlus>([](auto A, auto B, auto C, bool acc) { s9::gemm<s9::MaxPlus>(A, B, C, acc); });
+  step09_testing::bad_arguments<s9::PlusTimes>(
+      [](auto A, auto B, auto C, bool acc) { s9::gemm<s9::PlusTimes>(A, B, C, acc); });
+}
+
+TEST(Step09Arguments, BadBlocksAndKernelsThrowAndWriteNothing) {
+  lab::Matrix A(9, 7), B(7, 8), C0(9, 8);
+  A.fill_random(1);
+  B.fill_random(2);
+  C0.fill_random(3);
+  const struct {
+    Blocking blocking;
+    const char* name;
+  } bads[] = {{{0, 4, 4}, "blocking.mc"}, {{4, -1, 4}, "blocking.nc"}, {{4, 4, 0}, "blocking.kc"}};
+  for (const auto& bad : bads)
+    lab::testing::expect_invalid_argument(
+        [&](lab::MatView C) { s9::gemm_with<s9::MinPlus>(A.cview(), B.cview(), C, false, Isa::generic, bad.blocking); },
+        C0, bad.name);
+  for (Isa isa : {Isa::avx512, Isa::avx2}) {
+    if (lab::step04::isa_supported(isa)) continue;
+    lab::testing::expect_invalid_argument(
+        [&](lab::MatView C) { s9::gemm_with<s9::MinPlus>(A.cview(), B.cview(), C, false, isa, {8, 8, 8}); }, C0,
+        "isa");
+  }
+}
+
+TEST(Step09Threads, SameBitsForAnyThreadCount) {
+  const uint64_t seed = lab::testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Blocking blocks{32, 42, 40};
+  // A tall shape (threads split the rows) and a flat one with fewer row panels
+  // than threads (threads split the columns too).
+  for (auto [m, n, k] : {std::array<int64_t, 3>{150, 170, 90}, {20, 300, 70}}) {
+    SCOPED_TRACE("m " + std::to_string(m) + ", n " + std::to_string(n) + ", k " + std::to_string(k));
+    lab::Matrix A(m, k), B(k, n), C0(m, n);
+    A.fill_random(seed);
+    B.fill_random(seed + 1);
+    C0.fill_random(seed + 2, -2.0, 0.0);
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    lab::Matrix one = C0.clone();
+    s9::gemm_with<s9::MinPlus>(A.cview(), B.cview(), one.view(), true, lab::step04::best_isa(), blocks);
+    const lab::CheckResult r = s9::check_semiring<s9::MinPlus>(A.cview(), B.cview(), C0.cview(), one.cview(), true);
+    EXPECT_TRUE(r.ok) << r.report;
+    for (int threads : {2, 3, 5, 8}) {
+      omp_set_num_threads(threads);
+      lab::Matrix many = C0.clone();
+      s9::gemm_with<s9::MinPlus>(A.cview(), B.cview(), many.view(), true, lab::step04::best_isa(), blocks);
+      EXPECT_EQ(0, std::memcmp(one.data(), many.data(), sizeof(double) * one.size()))
+          << threads << " threads give other bits than one thread: a race, or a tile computed twice?";
+    }
+    omp_set_num_threads(saved);
+  }
+}
+
+TEST(Step09Threads, CalledFromInsideAParallelRegion) {
+  // As the APSP tool's blocked recursions and the MPI back-end do: each thread
+  // computes its own product, and gemm must not start threads of its own.
+  const uint64_t seed = lab::testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  constexpr int kCallers = 3;
+  std::vector<lab::Matrix> as, bs, cs;
+  for (int t = 0; t < kCallers; ++t) {
+    as.emplace_back(40 + 9 * t, 29 + 3 * t);
+    bs.emplace_back(29 + 3 * t, 33 + 5 * t);
+    cs.emplace_back(40 + 9 * t, 33 + 5 * t);
+    as.back().fill_random(seed + 10 * t);
+    bs.back().fill_random(seed + 10 * t + 1);
+  }
+  lab::FirstException error;
+#pragma omp parallel for num_threads(kCallers)
+  for (int t = 0; t < kCallers; ++t)
+    error.run([&] { s9::gemm<s9::MinPlus>(as[t].cview(), bs[t].cview(), cs[t].view(), false); });
+  error.rethrow();
+  for (int t = 0; t < kCallers; ++t) {
+    const lab::CheckResult r =
+        s9::check_semiring<s9::MinPlus>(as[t].cview(), bs[t].cview(), cs[t].cview(), cs[t].cview(), false);
+    EXPECT_TRUE(r.ok) << "caller " << t << ":\n" << r.report;
+  }
+}
