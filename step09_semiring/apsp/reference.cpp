@@ -1,6 +1,7 @@
 // The plain kernels: the min-plus triple loop and Floyd-Warshall.
 #include "reference.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -22,14 +23,19 @@ void reference_minplus_gemm(ConstMatView A, ConstMatView B, MatView C, bool accu
   check_gemm_args(A, B, C);
   const int64_t m = C.rows, n = C.cols, k = A.cols;
   constexpr double inf = std::numeric_limits<double>::infinity();
-  // The j-q-i order walks A and C down their columns (unit stride), and each
-  // column of C stays in cache while all k columns of A stream past it.
+  if (!accumulate) {
 #pragma omp parallel for schedule(static)
-  for (int64_t j = 0; j < n; ++j) {
-    double* c = C.data + j * C.ld;
-    if (!accumulate)
-      for (int64_t i = 0; i < m; ++i) c[i] = inf;
-    for (int64_t q = 0; q < k; ++q) relax(c, A.data + q * A.ld, B.data[q + j * B.ld], m);
+    for (int64_t j = 0; j < n; ++j) std::fill_n(C.data + j * C.ld, m, inf);
+  }
+  // The j-q-i order walks A and C down their columns (unit stride); taking q
+  // in slices of kSlice keeps the slice of A in cache while every column of C
+  // passes it, instead of streaming all of A from memory once per column.
+  constexpr int64_t kSlice = 256;
+  for (int64_t q0 = 0; q0 < k; q0 += kSlice) {
+    const int64_t q1 = std::min(k, q0 + kSlice);
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t q = q0; q < q1; ++q) relax(C.data + j * C.ld, A.data + q * A.ld, B.data[q + j * B.ld], m);
   }
 }
 
