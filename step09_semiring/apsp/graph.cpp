@@ -31,12 +31,10 @@ class Cursor {
   int64_t line_ = 0;
 };
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
-
 // A vertex number of the file, checked against first..last, returned 0-based.
 int64_t read_vertex(const Cursor& at, std::string_view token, int64_t first, int64_t last) {
   const auto v = parse_integer(token);
-  if (!v) at.fail("vertex " + quoted(token) + " is not a whole number");
+  if (!v) at.fail("vertex " + quote(token) + " is not a whole number");
   if (*v < first || *v > last) {
     std::string msg = "vertex " + std::to_string(*v) + " is out of range " + std::to_string(first) + ".." +
                       std::to_string(last);
@@ -77,10 +75,10 @@ Graph parse_dimacs(std::istream& in, const std::string& name, const ReadOptions&
       if (w.size() != 4 || w[1] != "sp") at.fail("expected 'p sp N M' (N vertices, M arcs)");
       const auto n = parse_integer(w[2]);
       const auto m = parse_integer(w[3]);
-      if (!n || *n < 1) at.fail("vertex count " + quoted(w[2]) + " is not a whole number >= 1");
+      if (!n || *n < 1) at.fail("vertex count " + quote(w[2]) + " is not a whole number >= 1");
       if (*n > kMaxVertices)
         at.fail("vertex count " + std::to_string(*n) + " is too large for a dense matrix");
-      if (!m || *m < 0) at.fail("arc count " + quoted(w[3]) + " is not a whole number >= 0");
+      if (!m || *m < 0) at.fail("arc count " + quote(w[3]) + " is not a whole number >= 0");
       g.n = *n;
       announced = *m;
       p_line = at.line();
@@ -101,7 +99,7 @@ Graph parse_dimacs(std::istream& in, const std::string& name, const ReadOptions&
       add_arc(g, u, v, read_weight(at, w[3], opts));
       continue;
     }
-    at.fail("a line starting with " + quoted(w[0]) + " (expected 'c', 'p' or 'a')");
+    at.fail("a line starting with " + quote(w[0]) + " (expected 'c', 'p' or 'a')");
   }
   if (in.bad()) throw GraphError(name + ": read error after line " + std::to_string(at.line()));
   if (!p_line) throw GraphError(name + ": no 'p sp N M' line (is this a DIMACS .gr file?)");

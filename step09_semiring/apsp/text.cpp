@@ -18,7 +18,7 @@ std::optional<int64_t> parse_integer(std::string_view t) {
 }
 
 std::string parse_real(std::string_view t, double& value, const char* what, bool allow_inf) {
-  const std::string shown = std::string(what) + " '" + std::string(t) + "'";
+  const std::string shown = std::string(what) + " " + quote(t);
   if (t.empty()) return std::string("an empty ") + what;
   if (allow_inf && (t == "inf" || t == "+inf")) {
     value = std::numeric_limits<double>::infinity();
@@ -40,6 +40,16 @@ std::string format_number(double v) {
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
+}
+
+std::string quote(std::string_view token) {
+  constexpr size_t kShown = 24;
+  std::string s = "'";
+  for (size_t i = 0; i < token.size() && i < kShown; ++i) {
+    const auto c = static_cast<unsigned char>(token[i]);
+    s += c < 0x20 || c == 0x7f ? '?' : char(c);
+  }
+  return s + (token.size() > kShown ? "...'" : "'");
 }
 
 std::vector<std::string_view> split_words(std::string_view line) {

@@ -23,6 +23,10 @@ std::string parse_real(std::string_view token, double& value, const char* what, 
 /// The shortest text that reads back as exactly `v` ("3", "0.1", "inf").
 std::string format_number(double v);
 
+/// 'token' for a message: at most 24 characters shown, control bytes as '?',
+/// so that a binary file read as text still gives a one-line message.
+std::string quote(std::string_view token);
+
 /// Splits at spaces and tabs (a trailing '\r' of a CRLF file is dropped).
 std::vector<std::string_view> split_words(std::string_view line);
 

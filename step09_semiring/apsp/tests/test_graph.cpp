@@ -178,6 +178,14 @@ TEST(GraphErrors, EdgeListVertexBeyondCount) {
 TEST(GraphErrors, EdgeListWithoutArcs) {
   expect_error("# nothing\n", kEdges, 0, "no arcs, and no vertex count");
 }
+TEST(GraphErrors, BinaryBytesStayOneLine) {
+  const std::string bytes(
+      "\x7f"
+      "ELF\x02\x01\x01\x00\x00\r\x1b[0m and then some more bytes",
+      40);
+  expect_error(bytes + "\n", kDimacs, 1, "a line starting with '?ELF??????");
+  expect_error("p sp 2 1\na 1 2 " + std::string(100, '7') + "x\n", kDimacs, 2, "7777...' is not a number");
+}
 TEST(GraphErrors, MissingFileIsNamed) {
   try {
     read_graph("/nonexistent/g.gr", ReadOptions{});
