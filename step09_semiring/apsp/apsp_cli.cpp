@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -228,12 +229,12 @@ class ThreadScope {
 // Refuses, before allocating, a graph whose matrices cannot fit in memory.
 void require_host_memory(int64_t n, int matrices) {
   std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  double kib = 0;
-  while (meminfo >> key >> kib)
-    if (key == "MemAvailable:") break;
+  std::string line;
+  double kib = -1;  // unknown where there is no /proc/meminfo: no check
+  while (std::getline(meminfo, line))
+    if (line.rfind("MemAvailable:", 0) == 0) kib = std::strtod(line.c_str() + 13, nullptr);
   const double need = 8.0 * double(n) * double(n) * matrices, have = kib * 1024.0;
-  if (key == "MemAvailable:" && need > have) {
+  if (kib >= 0 && need > have) {
     char msg[256];
     std::snprintf(
         msg, sizeof msg,

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <ostream>
@@ -150,6 +151,8 @@ Graph parse_graph(std::istream& in, const std::string& name, const ReadOptions& 
 }
 
 Graph read_graph(const std::string& path, const ReadOptions& opts) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw GraphError(path + ": is a folder, not a graph file");
   std::ifstream in(path);
   if (!in) throw GraphError(path + ": cannot open the graph file");
   return parse_graph(in, path, opts);

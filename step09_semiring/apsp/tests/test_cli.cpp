@@ -200,6 +200,7 @@ TEST(Cli, BadUsageIsOneLineAndExitTwo) {
   TempDir dir;
   std::ofstream(dir / "g.gr") << "p sp 3 1\na 1 2 1\n";
   std::ofstream(dir / "bad.gr") << "p sp 3 2\na 1 2 1\na 1 4 1\n";
+  std::ofstream(dir / "huge.gr") << "p sp 2000000000 1\na 1 2 1\n";  // 32 EB of distances
   const std::string g = dir / "g.gr";
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{}, "--graph FILE is required"},
@@ -221,6 +222,8 @@ TEST(Cli, BadUsageIsOneLineAndExitTwo) {
       {{"--generate", "1", "--out", dir / "x.gr"}, "--generate expects a whole number from 2"},
       {{"--graph", g, "--out", dir / "no/such/dir/d.txt"}, "cannot write"},
       {{"--graph", dir / "missing.gr"}, "missing.gr: cannot open the graph file"},
+      {{"--graph", dir.path().string()}, "is a folder, not a graph file"},
+      {{"--graph", dir / "huge.gr"}, "2000000000 vertices need"},
       {{"--graph", dir / "bad.gr"}, "bad.gr:3: vertex 4 is out of range 1..3"},
       {{"--graph", g, "--expect", dir / "missing.txt"}, "missing.txt: cannot open"},
       {{"--check=yes", "--graph", g}, "--check takes no value"},

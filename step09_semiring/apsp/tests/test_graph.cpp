@@ -136,6 +136,9 @@ TEST(GraphErrors, DimacsDuplicateP) {
 TEST(GraphErrors, DimacsPLineNotSp) { expect_error("p max 3 1\n", kDimacs, 1, "expected 'p sp N M'"); }
 TEST(GraphErrors, DimacsPLineBadCount) { expect_error("p sp three 1\n", kDimacs, 1, "vertex count 'three'"); }
 TEST(GraphErrors, DimacsPLineZeroVertices) { expect_error("p sp 0 0\n", kDimacs, 1, "vertex count '0'"); }
+TEST(GraphErrors, DimacsPLineTooManyVertices) {
+  expect_error("p sp 3000000000 0\n", kDimacs, 1, "vertex count 3000000000 is too large for a dense matrix");
+}
 TEST(GraphErrors, DimacsPLineNegativeArcs) { expect_error("p sp 2 -1\n", kDimacs, 1, "arc count '-1'"); }
 TEST(GraphErrors, DimacsMoreArcsThanAnnounced) {
   expect_error("p sp 3 1\na 1 2 3\na 2 3 1\n", kDimacs, 3,
