@@ -1,12 +1,23 @@
-// step09_semiring apsp — the all-pairs shortest-paths tool's entry point.
+// apsp_cli.hpp — the `apsp` command: all-pairs shortest paths on real graph files.
 //
-// `step09_semiring apsp ...` (main.cpp) calls apsp_main with the arguments
-// from "apsp" on: argv[0] is "apsp", the tool's options follow. It returns
-// the process's exit status.
+//   step09_semiring apsp --graph FILE [options]       (see `apsp --help`)
+//
+// It runs on the min-plus GEMMs registered with apsp::register_gemms
+// (minplus_gemm.hpp). Exit status: 0 ok, 1 a result failed --check/--expect,
+// 2 bad usage or input (a malformed graph, a negative cycle), 4 runtime error,
+// 77 --backend gpu where there is no GPU engine (skipped).
 #pragma once
+
+#include "minplus_gemm.hpp"
 
 namespace lab::step09 {
 
+/// argv[0] is "apsp". Runs on apsp::registered_gemms().
 int apsp_main(int argc, char** argv);
+
+namespace apsp {
+/// The same on the given GEMMs (tests pass the reference ones).
+int apsp_main_with(int argc, char** argv, const MinPlusGemms& gemms);
+}  // namespace apsp
 
 }  // namespace lab::step09
