@@ -47,11 +47,12 @@ class Comm {
   explicit Comm(MPI_Comm c) : c_(c) {
     if (c_ != MPI_COMM_NULL) LAB_MPI_CHECK(MPI_Comm_set_errhandler(c_, MPI_ERRORS_RETURN));
   }
-  Comm(Comm&& o) noexcept : c_(std::exchange(o.c_, MPI_COMM_NULL)) {}
+  Comm(Comm&& o) noexcept : c_(std::exchange(o.c_, MPI_COMM_NULL)), label_(o.label_) {}
   Comm& operator=(Comm&& o) noexcept {
     if (this != &o) {
       free();
       c_ = std::exchange(o.c_, MPI_COMM_NULL);
+      label_ = o.label_;
     }
     return *this;
   }
@@ -70,13 +71,19 @@ class Comm {
     LAB_MPI_CHECK(MPI_Comm_size(c_, &s));
     return s;
   }
+  /// A name for notes ("fibre_a (along y)"): which communicator a rank waits in.
+  void set_label(const char* label) { label_ = label; }
+  const char* label() const { return label_; }
 
  private:
   void free() {
     if (c_ != MPI_COMM_NULL) MPI_Comm_free(&c_);  // nothing useful to do with an error in a destructor
   }
   MPI_Comm c_ = MPI_COMM_NULL;
+  const char* label_ = nullptr;  ///< a string literal, or none
 };
+
+inline void note_collective(const char* call, const Comm& comm);  // below: the watchdog's note
 
 // ---- communication that counts what it moves -------------------------------------
 // Thin wrappers over MPI, in MPI's argument order (data first, communicator last),
@@ -156,6 +163,7 @@ void bcast(View<T> blk, int root, const Comm& comm, Traffic& t) {
   if (blk.rows == 0 || blk.cols == 0) return;
   by_column_groups(blk, [&](View<T> piece) {
     const BlockType type(piece);
+    note_collective("MPI_Bcast", comm);
     LAB_MPI_CHECK(MPI_Bcast(piece.data, 1, type.get(), root, comm.get()));
   });
   if (comm.size() == 1) return;
@@ -174,6 +182,7 @@ void reduce(View<T> blk, MPI_Op op, int root, const Comm& comm, Traffic& t) {
   for (int64_t at = 0; at < total; at += kMaxElements) {
     const int n = static_cast<int>(std::min(kMaxElements, total - at));
     T* part = blk.data + at;
+    note_collective("MPI_Reduce", comm);
     if (comm.rank() == root) {
       LAB_MPI_CHECK(MPI_Reduce(MPI_IN_PLACE, part, n, mpi_type<T>(), op, root, comm.get()));
     } else {
@@ -244,26 +253,45 @@ void recv(View<T> blk, int src, const Comm& comm, Traffic& t) {
 // ---- where a rank is, for a watchdog ------------------------------------------------
 // A rank that waits in a collective nobody else entered waits forever. The test
 // program's watchdog (tests/mpi_test_main.cpp) reads this note from a signal
-// handler when no progress was made for a while, and prints which grid and which
-// phase the rank was in. Each note is written whole into the slot not being read,
-// then published with one atomic store, so the handler never sees half a note.
+// handler when no progress was made for a while, and prints which grid, which
+// phase and which collective of it the rank was in (a broadcast on fibre_b, or done
+// with its part and waiting for the others). Each note is written whole into the
+// slot not being read, then published with one atomic store, so the handler never
+// sees half a note.
 struct Progress {
-  std::atomic<unsigned> ticks{0};  ///< counts every phase a rank entered
+  std::atomic<unsigned> ticks{0};  ///< counts every step a rank made
   std::atomic<int> shown{0};       ///< which of the two notes is current
-  char note[2][192] = {};
+  char note[2][256] = {};
+  char grid[32] = {}, phase[32] = {};  ///< the current phase, for the notes inside it
+  int x = 0, y = 0, z = 0;
 };
 inline Progress& progress() {
   static Progress p;
   return p;
 }
+/// Records what this rank does now within the current phase ("" : just entered it).
+inline void note_step(const char* what) {
+  Progress& p = progress();
+  const int next = 1 - p.shown.load(std::memory_order_relaxed);
+  std::snprintf(p.note[next], sizeof p.note[next], "grid %s, phase %s%s%s, rank at (%d,%d,%d)", p.grid, p.phase,
+                *what ? ": " : "", what, p.x, p.y, p.z);
+  p.shown.store(next, std::memory_order_release);
+  p.ticks.fetch_add(1, std::memory_order_release);
+}
 /// Records that this rank enters `phase` of a call on grid `g`, at (x, y, z).
 inline void note_progress(const char* phase, const Grid& g, int x, int y, int z) {
   Progress& p = progress();
-  const int next = 1 - p.shown.load(std::memory_order_relaxed);
-  std::snprintf(p.note[next], sizeof p.note[next], "grid %s, phase %s, rank at (%d,%d,%d)", g.str().c_str(),
-                phase, x, y, z);
-  p.shown.store(next, std::memory_order_release);
-  p.ticks.fetch_add(1, std::memory_order_release);
+  std::snprintf(p.grid, sizeof p.grid, "%s", g.str().c_str());
+  std::snprintf(p.phase, sizeof p.phase, "%s", phase);
+  p.x = x, p.y = y, p.z = z;
+  note_step("");
+}
+/// Records that this rank enters `call` (MPI_Bcast, ...) on `comm`.
+inline void note_collective(const char* call, const Comm& comm) {
+  if (!comm.label()) return;  // not one of the cube's: the phase says enough
+  char what[96];
+  std::snprintf(what, sizeof what, "in %s on %s", call, comm.label());
+  note_step(what);
 }
 
 // ---- failures every rank agrees on ---------------------------------------------

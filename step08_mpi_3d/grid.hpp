@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ struct Grid {
   std::string str() const { return std::to_string(px) + "x" + std::to_string(py) + "x" + std::to_string(pz); }
   bool operator==(const Grid& o) const { return px == o.px && py == o.py && pz == o.pz; }
 };
+/// "2x2x2", also in test reports.
+inline std::ostream& operator<<(std::ostream& os, const Grid& g) { return os << g.str(); }
 
 /// n items cut into `parts` contiguous pieces whose sizes differ by at most one (the
 /// first n % parts pieces get one more): any n works for any number of ranks, and a
