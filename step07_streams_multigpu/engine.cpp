@@ -335,6 +335,7 @@ void Worker::finish() {
     e.end_s = ref_s_ + op.end->seconds_since(ref_);
     mine.push_back(e);
   }
+  ops_.clear();  // finish() may come once per tile (the synchronous loop)
   std::lock_guard<std::mutex> lock(call_.trace_mu);
   call_.opts.trace->insert(call_.opts.trace->end(), mine.begin(), mine.end());
 }

@@ -82,7 +82,7 @@ class Worker {
 
   /// Events the orchestration records and waits for (see streams.cpp).
   cuda::Event panel_ready[2], panel_free[2];
-  cuda::Event c_loaded, c_done, c_stored, last_panel_queued;
+  cuda::Event c_loaded, c_done, c_stored;
   /// The panel buffer to use next (alternates 0, 1, 0, ... across tiles).
   int next_panel_buffer() { return (panel_count_++) % 2; }
 

@@ -9,11 +9,13 @@
 // while the product of panel p runs. Events carry the dependencies:
 //   panel_ready[b]  recorded on h2d after panel buffer b is filled;  compute waits for it
 //   panel_free[b]   recorded on compute after the product that read buffer b;  h2d waits for it
-//   c_loaded        C tile in (h2d);  compute waits before the first product
-//   c_done          last product (compute);  d2h waits before copying the tile back
+//   c_loaded        a block of the C tile in (h2d);  compute waits before multiplying into it
+//   c_done          a block's last product (compute);  d2h waits before copying it back
 //   c_stored        tile copied back (d2h);  the next tile's C load and first product wait for it
 // Waiting on an event never recorded yet returns at once (CUDA's rule), so
 // the first tile needs no special case.
+#include <algorithm>
+
 #include "engine.hpp"
 #include "lab/todo.hpp"
 
