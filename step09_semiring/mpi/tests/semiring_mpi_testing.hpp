@@ -67,6 +67,20 @@ Matrix whole(uint64_t seed, int64_t rows, int64_t cols, bool infinities, bool ze
   return m;
 }
 
+/// The whole A, B, C0 of a case (every rank makes the same) and the plain reference result.
+struct Problem {
+  Matrix A, B, C0, ref;
+};
+template <class S>
+Problem make_problem(const Case& c, const lab::step08::Seeds& seeds) {
+  Problem p{whole<S>(seeds.a, c.m, c.k, c.infinities, true, false), whole<S>(seeds.b, c.k, c.n, c.infinities, false, true),
+            whole<S>(seeds.c, c.m, c.n, c.infinities, false, false), Matrix(c.m, c.n)};
+  for (int64_t j = 0; j < c.n; ++j)
+    for (int64_t i = 0; i < c.m; ++i) p.ref(i, j) = p.C0(i, j);
+  s9::reference_gemm<S>(p.A.cview(), p.B.cview(), p.ref.view(), c.accumulate);
+  return p;
+}
+
 /// A rank's copy of its block of `src` inside a buffer with `pad` guard rows
 /// and a guard column on each side. Empty where the rank holds no such block.
 struct Framed {

@@ -59,13 +59,8 @@ template <class S>
 std::string run_case(const Grid& g, const Case& c, uint64_t seed, const s9m::Options& opts = {}) {
   const Plan plan(MPI_COMM_WORLD, c.m, c.n, c.k, g);
   const auto seeds = lab::step08::Seeds::from(seed);
-  const Matrix A = whole<S>(seeds.a, c.m, c.k, c.infinities, true, false);
-  const Matrix B = whole<S>(seeds.b, c.k, c.n, c.infinities, false, true);
-  const Matrix C0 = whole<S>(seeds.c, c.m, c.n, c.infinities, false, false);
-  Matrix ref(c.m, c.n);
-  for (int64_t j = 0; j < c.n; ++j)
-    for (int64_t i = 0; i < c.m; ++i) ref(i, j) = C0(i, j);
-  s9::reference_gemm<S>(A.cview(), B.cview(), ref.view(), c.accumulate);
+  const Problem pb = make_problem<S>(c, seeds);
+  const Matrix &A = pb.A, &B = pb.B, &C0 = pb.C0, &ref = pb.ref;
 
   Framed a(plan.a_block(), c.pad, &A), b(plan.b_block(), c.pad, &B),
       cc(plan.c_block(), c.pad, c.accumulate ? &C0 : nullptr);
