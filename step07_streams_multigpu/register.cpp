@@ -44,6 +44,14 @@ Options options_of(const GemmCall& c, bool every_gpu_by_default) {
   return o;
 }
 
+// --tile as the banner shows it: the numbers given, or the rule that picks them.
+const lab::TileSpec kTiles{{"tm", "tn", "tk"}, 1, [](const lab::Params& p) -> std::string {
+                             if (p.tile.empty()) return "tm, tn, tk chosen from the device memory (--device-mem-limit)";
+                             Options o;
+                             set_tile(o, p.tile);
+                             return lab::format_tiles({"tm", "tn", "tk"}, {o.tm, o.tn, o.tk});
+                           }};
+
 using Fn = void (*)(double, lab::ConstMatView, lab::ConstMatView, double, lab::MatView, const Options&);
 
 std::function<void(const GemmCall&)> runner(Fn f, const char* name, bool every_gpu) {
@@ -58,12 +66,12 @@ std::function<void(const GemmCall&)> runner(Fn f, const char* name, bool every_g
 
 LAB_REGISTER_VARIANT({"step07", "sync", LAB_IMPL_NAME, lab::Backend::gpu_host,
                       runner(&lab::step07::dgemm_sync, "sync", false),
-                      "the lecture's loop: one stream, tiles staged through pinned buffers, every copy waited for"});
+                      "the lecture's loop: one stream, tiles staged through pinned buffers, every copy waited for", nullptr, nullptr, kTiles});
 LAB_REGISTER_VARIANT({"step07", "streams", LAB_IMPL_NAME, lab::Backend::gpu_host,
                       runner(&lab::step07::dgemm_streams, "streams", false),
-                      "one GPU, --streams S (default 2): double-buffered panels, events, C tile kept across k"});
+                      "one GPU, --streams S (default 2): double-buffered panels, events, C tile kept across k", nullptr, nullptr, kTiles});
 LAB_REGISTER_VARIANT({"step07", "multigpu", LAB_IMPL_NAME, lab::Backend::gpu_host,
                       runner(&lab::step07::dgemm_multigpu, "multigpu", true),
-                      "every GPU of --gpus (default all; 0,0 = one GPU twice), tiles from one shared queue"});
+                      "every GPU of --gpus (default all; 0,0 = one GPU twice), tiles from one shared queue", nullptr, nullptr, kTiles});
 
 }  // namespace
