@@ -26,15 +26,21 @@
 
 namespace lab {
 
-enum class Backend { cpu, gpu };
+/// gpu: the variant takes device views (the benchmark copies the matrices
+/// there and times with device events). gpu_host: it needs a GPU but takes
+/// host views and moves the data itself (step07); timed on the host clock.
+enum class Backend { cpu, gpu, gpu_host };
 
 /// Knobs the shared CLI passes through to a variant (each variant reads the
 /// ones it understands and ignores the rest).
 struct Params {
   std::vector<int64_t> tile;  ///< --tile a,b,c (empty: the variant's default)
   int threads = 0;            ///< --threads (0: OpenMP's default)
-  int gpus = 0;               ///< --gpus (0: all visible)
+  int gpus = 0;               ///< --gpus (0: all visible): how many GPU ids gpu_list has
   int streams = 0;            ///< --streams (0: the variant's default)
+  std::vector<int> gpu_list;  ///< --gpus 0,1 or 0,0 (ids may repeat; empty: the variant's default)
+  int64_t device_mem_limit = 0;  ///< --device-mem-limit: device bytes a variant may use (0: all)
+  std::string trace;          ///< --trace FILE: variants that can write a timeline of their calls there
 };
 
 /// One call of a variant. For Backend::gpu the views hold device pointers and
