@@ -295,7 +295,7 @@ def gradescope(rows, results, headline, md, ignored):
             tests.append({"name": f"{row['step']} (graded separately: {row['why']})", "score": 0,
                           "max_score": 0, "output": f"grade it on a machine that can run it: {row['command']}"})
     return {"score": round(sum(r["score"] for r in rows), 3), "output": md, "tests": tests,
-            "stdout_visibility": "visible",
+            "output_format": "md", "stdout_visibility": "visible",
             "extra_data": {"lab_steps": rows, "lab_ignored": list(ignored), "lab_headline": headline}}
 
 
