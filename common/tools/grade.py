@@ -107,12 +107,22 @@ def parse_cases(out):
     return {c: ("failed" if s == "started" else s) for c, s in seen.items()}
 
 
-def read_junit(path):
+def timed_out(log):
+    """ctest's own log names the tests it ended for running too long (its JUnit does not)."""
+    try:
+        text = pathlib.Path(log).read_text(errors="replace") if log else ""
+    except OSError:
+        return {}
+    return {m.group(1): m.group(2) for m in re.finditer(r"Test\s+#\d+: (\S+) \.*\s*\*+Timeout\s+([\d.]+) sec", text)}
+
+
+def read_junit(path, log=None):
     try:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError) as e:
         fail(f"cannot read the JUnit report {path}: {e}")
     tests = {}
+    late = timed_out(log)
     for tc in root.iter("testcase"):
         name = tc.get("name", "?")
         status = tc.get("status", "run")
@@ -129,6 +139,8 @@ def read_junit(path):
         why = clean(bad.get("message", "")) if bad is not None else ""
         if result == "failed" and re.search(r"timeout", why + out[-300:], re.I):
             why = "timed out"
+        if result == "failed" and name in late:
+            why = f"timed out after {float(late[name]):.0f} s"
         cases = parse_cases(out) if result != "skipped" else {}
         tests[name] = {"name": name, "result": result, "why": why, "cases": cases, "output": out}
     return tests
@@ -177,7 +189,9 @@ def score(tests, points, baseline, steps=None):
             if base is not None and not base:
                 base = {WHOLE: "failed"}
             # a case counts only when the untouched skeleton did not pass it
-            gradable = sorted(c for c in set(cases) | set(base or {}) if (base or {}).get(c) != "passed")
+            # ... and when it ran here (a case the machine cannot run, GTEST_SKIP, costs nothing)
+            gradable = sorted(c for c in set(cases) | set(base or {})
+                              if (base or {}).get(c) != "passed" and cases.get(c) != "skipped")
             if not gradable:
                 continue
             won = [c for c in gradable if cases.get(c) == "passed"]
@@ -281,7 +295,7 @@ def gradescope(rows, results, headline, md, ignored):
             tests.append({"name": f"{row['step']} (graded separately: {row['why']})", "score": 0,
                           "max_score": 0, "output": f"grade it on a machine that can run it: {row['command']}"})
     return {"score": round(sum(r["score"] for r in rows), 3), "output": md, "tests": tests,
-            "stdout_visibility": "visible",
+            "output_format": "md", "stdout_visibility": "visible",
             "extra_data": {"lab_steps": rows, "lab_ignored": list(ignored), "lab_headline": headline}}
 
 
@@ -305,7 +319,7 @@ def write(args, rows, results, ignored=(), note=""):
 # ---- commands -------------------------------------------------------------------------
 def cmd_score(args):
     points = read_points(args.points)
-    tests = read_junit(args.junit)
+    tests = read_junit(args.junit, args.log)
     baseline = None
     if args.baseline:
         try:
@@ -357,7 +371,7 @@ def cmd_merge(args):
 
 def cmd_summary(args):
     """What ./lab test prints: one line a test, the failing cases, the TODOs left."""
-    tests = read_junit(args.junit)
+    tests = read_junit(args.junit, args.log)
     count = {"passed": 0, "failed": 0, "skipped": 0}
     todos = []
     for t in tests.values():
@@ -407,11 +421,12 @@ def source_files(root):
         out = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, check=True).stdout
         files = [f for f in out.decode().split("\0") if f]
         return [f for f in files if not f.startswith(("solutions/", ".ci/"))]
-    skip = {"build", "results", ".git", ".lab"}
+    skip = {"build", "results", ".git", ".lab", "setup.sh", "run_autograder"}  # the last two: Gradescope's
     files = []
     for dirpath, dirnames, names in os.walk(root):
         dirnames[:] = [d for d in dirnames if not (pathlib.Path(dirpath) == root and d in skip) and d != "__pycache__"]
-        files += [str((pathlib.Path(dirpath) / n).relative_to(root)) for n in names]
+        files += [str((pathlib.Path(dirpath) / n).relative_to(root)) for n in names
+                  if not (pathlib.Path(dirpath) == root and n in skip)]
     return sorted(files)
 
 
@@ -484,6 +499,7 @@ def main():
     p.add_argument("--baseline")
     p.add_argument("--steps")
     p.add_argument("--ignored", help="file listing the submission's ignored files")
+    p.add_argument("--log", help="ctest's output (it names the tests that timed out)")
     p.add_argument("--md")
     p.add_argument("--json")
     p.set_defaults(fn=cmd_score)
@@ -500,6 +516,7 @@ def main():
     p = sub.add_parser("summary")
     p.add_argument("junit")
     p.add_argument("--cases", type=int, default=6, help="failing cases and TODOs shown per test")
+    p.add_argument("--log", help="ctest's output (it names the tests that timed out)")
     p.set_defaults(fn=cmd_summary)
     p = sub.add_parser("prepare")
     p.add_argument("root")
