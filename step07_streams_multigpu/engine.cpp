@@ -148,6 +148,7 @@ std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, doub
   call->A = A, call->B = B, call->C = C;
   call->opts = opts;
   call->plan = make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, int(slots.size()), opts.device_mem_limit > 0);
+  call->streams = int(slots.size());
   call->t0 = Clock::now();
   return call;
 }
@@ -163,7 +164,7 @@ Worker::Worker(Call& call, StreamSlot slot)
   blas_ = HandlePool::get().take(slot.device);
   LAB_CUDA_CHECK(cublasSetStream(blas_, compute_.get()));
   const Options& o = call.opts;
-  const int streams = int(o.gpus.size()) * o.streams_per_gpu;
+  const int streams = std::max(1, call.streams);
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
   host_threads_ = o.host_threads > 0 ? o.host_threads : std::clamp(cores / streams, 1, 8);
   // Staging (only pageable matrices use it): four buffers for copies in, so
