@@ -131,6 +131,9 @@ std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, doub
   for (const auto& s : slots) busiest = std::max(busiest, ++per_device[s.device]);
   size_t cap = opts.device_mem_limit;
   if (cap == 0) {
+    // (the caller's current device is left as it was: only the streams' own threads switch)
+    int current = 0;
+    LAB_CUDA_CHECK(cudaGetDevice(&current));
     // What the emptiest device has free, less room for cuBLAS's workspaces and the runtime.
     size_t least = SIZE_MAX;
     for (const auto& [dev, n] : per_device) {
@@ -141,6 +144,7 @@ std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, doub
       const size_t usable = free_b / 10 * 9 > reserve * size_t(n) ? free_b / 10 * 9 - reserve * size_t(n) : 0;
       least = std::min(least, usable);
     }
+    LAB_CUDA_CHECK(cudaSetDevice(current));
     cap = least;
   }
   auto call = std::make_unique<Call>();
