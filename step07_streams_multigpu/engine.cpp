@@ -151,7 +151,8 @@ std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, doub
   call->alpha = alpha, call->beta = beta;
   call->A = A, call->B = B, call->C = C;
   call->opts = opts;
-  call->plan = make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, int(slots.size()), opts.device_mem_limit > 0);
+  call->plan =
+      make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, int(slots.size()), opts.device_mem_limit > 0);
   call->streams = int(slots.size());
   call->t0 = Clock::now();
   return call;
@@ -277,8 +278,8 @@ void Worker::load(MatView dev, ConstMatView host, cudaStream_t s) {
     Staging& st = take(in_ring_, in_next_, 4);
     host_copy(MatView{st.buf, host.rows, w, host.rows}, host.block(0, j, host.rows, w));
     const int op = begin_op(s);
-    LAB_CUDA_CHECK(cudaMemcpy2DAsync(dev.data + j * dev.ld, sizeof(double) * size_t(dev.ld), st.buf, width, width,
-                                     size_t(w), cudaMemcpyHostToDevice, s));
+    LAB_CUDA_CHECK(cudaMemcpy2DAsync(dev.data + j * dev.ld, sizeof(double) * size_t(dev.ld), st.buf, width,
+                                     width, size_t(w), cudaMemcpyHostToDevice, s));
     end_op(op, s, "H2D", int64_t(width) * w);
     st.done.record(s);
     st.busy = true;
@@ -302,8 +303,8 @@ void Worker::store(MatView host, ConstMatView dev, cudaStream_t s) {
     const int64_t w = std::min(chunk, host.cols - j);
     Staging& st = take(out_ring_, out_next_, out_ring_size_);
     const int op = begin_op(s);
-    LAB_CUDA_CHECK(cudaMemcpy2DAsync(st.buf, width, dev.data + j * dev.ld, sizeof(double) * size_t(dev.ld), width,
-                                     size_t(w), cudaMemcpyDeviceToHost, s));
+    LAB_CUDA_CHECK(cudaMemcpy2DAsync(st.buf, width, dev.data + j * dev.ld, sizeof(double) * size_t(dev.ld),
+                                     width, size_t(w), cudaMemcpyDeviceToHost, s));
     end_op(op, s, "D2H", int64_t(width) * w);
     st.done.record(s);
     st.busy = true;

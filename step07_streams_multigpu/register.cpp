@@ -19,10 +19,14 @@ using lab::step07::Options;
 // --tile T (T x T tiles, T-deep panels), T,tk or tm,tn,tk.
 void set_tile(Options& o, const std::vector<int64_t>& t) {
   if (t.empty()) return;
-  if (t.size() == 1) o.tm = o.tn = o.tk = t[0];
-  else if (t.size() == 2) o.tm = o.tn = t[0], o.tk = t[1];
-  else if (t.size() == 3) o.tm = t[0], o.tn = t[1], o.tk = t[2];
-  else throw std::invalid_argument("--tile takes T, T,tk or tm,tn,tk for step07");
+  if (t.size() == 1)
+    o.tm = o.tn = o.tk = t[0];
+  else if (t.size() == 2)
+    o.tm = o.tn = t[0], o.tk = t[1];
+  else if (t.size() == 3)
+    o.tm = t[0], o.tn = t[1], o.tk = t[2];
+  else
+    throw std::invalid_argument("--tile takes T, T,tk or tm,tn,tk for step07");
 }
 
 std::vector<int> all_gpus() {
@@ -36,8 +40,10 @@ std::vector<int> all_gpus() {
 Options options_of(const GemmCall& c, bool every_gpu_by_default) {
   Options o;
   const lab::Params& p = *c.params;
-  if (!p.gpu_list.empty()) o.gpus = p.gpu_list;
-  else if (every_gpu_by_default) o.gpus = all_gpus();
+  if (!p.gpu_list.empty())
+    o.gpus = p.gpu_list;
+  else if (every_gpu_by_default)
+    o.gpus = all_gpus();
   if (p.streams > 0) o.streams_per_gpu = p.streams;
   set_tile(o, p.tile);
   o.device_mem_limit = size_t(p.device_mem_limit);
@@ -56,12 +62,13 @@ std::function<void(const GemmCall&)> runner(Fn f, const char* name, bool every_g
   };
 }
 
-LAB_REGISTER_VARIANT({"step07", "sync", LAB_IMPL_NAME, lab::Backend::gpu_host,
-                      runner(&lab::step07::dgemm_sync, "sync", false),
-                      "the lecture's loop: one stream, tiles staged through pinned buffers, every copy waited for"});
-LAB_REGISTER_VARIANT({"step07", "streams", LAB_IMPL_NAME, lab::Backend::gpu_host,
-                      runner(&lab::step07::dgemm_streams, "streams", false),
-                      "one GPU, --streams S (default 2): double-buffered panels, events, C tile kept across k"});
+LAB_REGISTER_VARIANT(
+    {"step07", "sync", LAB_IMPL_NAME, lab::Backend::gpu_host, runner(&lab::step07::dgemm_sync, "sync", false),
+     "the lecture's loop: one stream, tiles staged through pinned buffers, every copy waited for"});
+LAB_REGISTER_VARIANT(
+    {"step07", "streams", LAB_IMPL_NAME, lab::Backend::gpu_host,
+     runner(&lab::step07::dgemm_streams, "streams", false),
+     "one GPU, --streams S (default 2): double-buffered panels, events, C tile kept across k"});
 LAB_REGISTER_VARIANT({"step07", "multigpu", LAB_IMPL_NAME, lab::Backend::gpu_host,
                       runner(&lab::step07::dgemm_multigpu, "multigpu", true),
                       "every GPU of --gpus (default all; 0,0 = one GPU twice), tiles from one shared queue"});

@@ -3,9 +3,8 @@
 // than two k panels), the GPU list `0,0`, pinned host matrices, the trace,
 // and the errors: bad options, a cap too small, an error on one stream.
 // Without a GPU every test reports SKIPPED.
-#include <gtest/gtest.h>
-
 #include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 
 #include <atomic>
 #include <cmath>
@@ -141,10 +140,14 @@ TEST(Step07, TraceHasEveryCopyAndProductAndTheBytesOfThePlan) {
   for (const auto& e : trace) {
     EXPECT_LE(e.start_s, e.end_s);
     EXPECT_GE(e.start_s, 0.0);
-    if (e.kind == "H2D") h2d += double(e.bytes);
-    else if (e.kind == "D2H") d2h += double(e.bytes);
-    else if (e.kind == "compute") ++products;
-    else ADD_FAILURE() << "unknown kind " << e.kind;
+    if (e.kind == "H2D")
+      h2d += double(e.bytes);
+    else if (e.kind == "D2H")
+      d2h += double(e.bytes);
+    else if (e.kind == "compute")
+      ++products;
+    else
+      ADD_FAILURE() << "unknown kind " << e.kind;
   }
   // 4 x 3 tiles of C, 6 panels each (the first and last in column blocks: more
   // products); A crosses once per column of tiles, B once per row, C once each way.
@@ -186,8 +189,8 @@ TEST(Step07, BadOptionsThrowBeforeAnyWork) {
   bad.push_back({o, "device_mem_limit"});
   for (Fn f : {&lab::step07::dgemm_sync, &lab::step07::dgemm_streams, &lab::step07::dgemm_multigpu})
     for (const Bad& b : bad)
-      lab::testing::expect_invalid_argument(
-          [&](MatView C) { f(1.0, A.cview(), B.cview(), 1.0, C, b.o); }, C0, b.name);
+      lab::testing::expect_invalid_argument([&](MatView C) { f(1.0, A.cview(), B.cview(), 1.0, C, b.o); }, C0,
+                                            b.name);
 }
 
 TEST(Step07, AnErrorOnOneStreamStopsTheOthersAndReachesTheCaller) {
@@ -205,7 +208,8 @@ TEST(Step07, AnErrorOnOneStreamStopsTheOthersAndReachesTheCaller) {
   std::atomic<int> stopped{0};
   try {
     lab::step07::detail::run_streams(*call, slots, [&](lab::step07::detail::Worker& w) {
-      if (w.slot().gpu == 1 && w.slot().stream == 2) throw std::runtime_error("stream 2 of GPU entry 1 failed");
+      if (w.slot().gpu == 1 && w.slot().stream == 2)
+        throw std::runtime_error("stream 2 of GPU entry 1 failed");
       // The others would wait forever for work; they must see the failure.
       while (!w.stopped()) std::this_thread::yield();
       ++stopped;
