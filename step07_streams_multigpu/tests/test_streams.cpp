@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -80,13 +81,24 @@ struct Problem {
   }
 };
 
-// Page-locks a matrix for the test's lifetime, the way a user would.
-struct Pin {
-  void* p;
-  explicit Pin(Matrix& m) : p(m.data()) {
-    LAB_CUDA_CHECK(cudaHostRegister(p, sizeof(double) * size_t(m.size()), cudaHostRegisterPortable));
+// A pinned copy of a matrix (cudaMallocHost: whole pages of its own; two
+// small lab::Matrix buffers may share a page, which cudaHostRegister refuses
+// to register twice).
+struct Pinned {
+  double* p = nullptr;
+  MatView v{};
+  explicit Pinned(const Matrix& m) {
+    const size_t count = size_t(m.ld() * m.cols());
+    LAB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), sizeof(double) * std::max<size_t>(1, count)));
+    for (size_t e = 0; e < count; ++e) p[e] = m.data()[e];
+    v = {p, m.rows(), m.cols(), m.ld()};
   }
-  ~Pin() { cudaHostUnregister(p); }
+  ~Pinned() { cudaFreeHost(p); }
+  Pinned(const Pinned&) = delete;
+  Pinned& operator=(const Pinned&) = delete;
+  void copy_to(Matrix& m) const {
+    for (int64_t e = 0; e < m.ld() * m.cols(); ++e) m.data()[e] = p[e];
+  }
 };
 
 }  // namespace
@@ -110,10 +122,12 @@ TEST(Step07, DefaultOptionsOnALargerProduct) {
 TEST(Step07, PinnedHostMatricesAreCopiedStraightFrom) {
   if (skip_without_gpu()) GTEST_SKIP();
   Problem p(131, 67, 45);
-  Pin a(p.A), b(p.B), c(p.C);
+  const Pinned a(p.A), b(p.B);
   for (Fn f : {&lab::step07::dgemm_sync, &lab::step07::dgemm_streams, &lab::step07::dgemm_multigpu}) {
     p.reset();
-    f(0.5, p.A.cview(), p.B.cview(), 2.0, p.C.view(), tiles(32, 16, 8, {0, 0}, 2));
+    const Pinned c(p.C);
+    f(0.5, a.v, b.v, 2.0, c.v, tiles(32, 16, 8, {0, 0}, 2));
+    c.copy_to(p.C);
     p.expect_correct(0.5, 2.0);
   }
 }
@@ -121,8 +135,9 @@ TEST(Step07, PinnedHostMatricesAreCopiedStraightFrom) {
 TEST(Step07, OnlyAPinnedCAndAPageableAMix) {
   if (skip_without_gpu()) GTEST_SKIP();
   Problem p(70, 90, 33);
-  Pin c(p.C);
-  lab::step07::dgemm_streams(1.0, p.A.cview(), p.B.cview(), 0.5, p.C.view(), tiles(16, 16, 8));
+  const Pinned c(p.C);
+  lab::step07::dgemm_streams(1.0, p.A.cview(), p.B.cview(), 0.5, c.v, tiles(16, 16, 8));
+  c.copy_to(p.C);
   p.expect_correct(1.0, 0.5);
 }
 
