@@ -140,8 +140,9 @@ std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, doub
       LAB_CUDA_CHECK(cudaSetDevice(dev));
       size_t free_b = 0, total_b = 0;
       LAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-      const size_t reserve = size_t(256) << 20;
-      const size_t usable = free_b / 10 * 9 > reserve * size_t(n) ? free_b / 10 * 9 - reserve * size_t(n) : 0;
+      // (cuBLAS takes a workspace of up to 32 MiB per handle; the rest is room for the runtime)
+      const size_t reserve = (size_t(64) << 20) * size_t(n);
+      const size_t usable = std::max(free_b / 10 * 9 > reserve ? free_b / 10 * 9 - reserve : 0, free_b / 2);
       least = std::min(least, usable);
     }
     LAB_CUDA_CHECK(cudaSetDevice(current));
