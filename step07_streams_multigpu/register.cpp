@@ -50,6 +50,15 @@ Options options_of(const GemmCall& c, bool every_gpu_by_default) {
   return o;
 }
 
+// --tile as the banner shows it: the numbers given, or the rule that picks them.
+const lab::TileSpec kTiles{{"tm", "tn", "tk"}, 1, [](const lab::Params& p) -> std::string {
+                             if (p.tile.empty())
+                               return "tm, tn, tk chosen from the device memory (--device-mem-limit)";
+                             Options o;
+                             set_tile(o, p.tile);
+                             return lab::format_tiles({"tm", "tn", "tk"}, {o.tm, o.tn, o.tk});
+                           }};
+
 using Fn = void (*)(double, lab::ConstMatView, lab::ConstMatView, double, lab::MatView, const Options&);
 
 std::function<void(const GemmCall&)> runner(Fn f, const char* name, bool every_gpu) {
@@ -62,7 +71,8 @@ std::function<void(const GemmCall&)> runner(Fn f, const char* name, bool every_g
   };
 }
 
-// What the benchmark prints above its table: the GPUs, streams, tile and cap a variant runs with.
+// What the benchmark prints above its table besides the tiles: the GPUs,
+// streams and device memory a variant runs with.
 std::function<std::string(const lab::Params&)> describe(bool every_gpu, bool one_stream) {
   return [every_gpu, one_stream](const lab::Params& p) {
     Options o;
@@ -73,31 +83,27 @@ std::function<std::string(const lab::Params&)> describe(bool every_gpu, bool one
     if (!every_gpu) o.gpus.resize(1);
     if (p.streams > 0) o.streams_per_gpu = p.streams;
     if (one_stream) o.streams_per_gpu = 1;
-    set_tile(o, p.tile);
     std::string gpus;
     for (int g : o.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
-    const std::string tile =
-        o.tm > 0 ? std::to_string(o.tm) + "x" + std::to_string(o.tn) + "x" + std::to_string(o.tk)
-                 : "chosen from the memory";
     const std::string cap =
         p.device_mem_limit > 0 ? std::to_string(p.device_mem_limit >> 20) + " MiB" : "what the GPU has free";
-    return "GPUs " + gpus + ", " + std::to_string(o.streams_per_gpu) + " stream(s) each, tiles " + tile +
-           ", device memory " + cap;
+    return "GPUs " + gpus + ", " + std::to_string(o.streams_per_gpu) + " stream(s) each, device memory " +
+           cap;
   };
 }
 
 LAB_REGISTER_VARIANT(
     {"step07", "sync", LAB_IMPL_NAME, lab::Backend::gpu_host, runner(&lab::step07::dgemm_sync, "sync", false),
      "the lecture's loop: one stream, tiles staged through pinned buffers, every copy waited for",
-     describe(false, true)});
+     describe(false, true), nullptr, kTiles});
 LAB_REGISTER_VARIANT(
     {"step07", "streams", LAB_IMPL_NAME, lab::Backend::gpu_host,
      runner(&lab::step07::dgemm_streams, "streams", false),
      "one GPU, --streams S (default 2): double-buffered panels, events, C tile kept across k",
-     describe(false, false)});
+     describe(false, false), nullptr, kTiles});
 LAB_REGISTER_VARIANT({"step07", "multigpu", LAB_IMPL_NAME, lab::Backend::gpu_host,
                       runner(&lab::step07::dgemm_multigpu, "multigpu", true),
                       "every GPU of --gpus (default all; 0,0 = one GPU twice), tiles from one shared queue",
-                      describe(true, false)});
+                      describe(true, false), nullptr, kTiles});
 
 }  // namespace

@@ -36,6 +36,8 @@ struct RunSetup {
 /// every rank's breakdown of the median call.
 struct RunResult {
   std::string impl, local, layout;  ///< layout: "2x2x2" (the cube) or "2x4 nb 256" (ScaLAPACK)
+  std::string step = "step08";      ///< the rows' step (step09 runs its semiring product on this cube)
+  std::string variant;              ///< the rows' variant; empty: "cube", or "pdgemm" for the baseline
   Grid grid;
   std::vector<double> samples;      ///< each call's wall time (its slowest rank)
   std::vector<Breakdown> ranks;     ///< rank 0: every rank's breakdown of the median call

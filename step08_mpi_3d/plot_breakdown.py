@@ -51,7 +51,7 @@ def summarize(runs):
         busiest = max(rows, key=lambda r: int(r["words_moved"]))
         baseline = impl == "baseline"
         s = {
-            "impl": impl, "local": local, "data": data, "m": m, "n": n, "k": k, "threads": threads, "p": p,
+            "step": rows[0]["step"], "variant": rows[0]["variant"], "impl": impl, "local": local, "data": data, "m": m, "n": n, "k": k, "threads": threads, "p": p,
             "layout": layout, "wall": wall, "gflops": float(rows[0]["gflops"]), "baseline": baseline,
             "oversubscribed": rows[0]["oversubscribed"] == "1", "check": rows[0]["check"],
             "product_min": None if baseline else products[0],
@@ -87,7 +87,7 @@ def write_scaling(path, runs):
         w = csv.writer(f)
         w.writerow(cols)
         for s in runs:
-            w.writerow(["step08", "pdgemm" if s["baseline"] else "cube", s["impl"], s["m"], s["n"], s["k"],
+            w.writerow([s["step"], s["variant"], s["impl"], s["m"], s["n"], s["k"],
                         s["threads"], f"{s['wall']:.6g}", f"{s['gflops']:.6g}", s["p"], s["layout"], s["local"],
                         s["data"], fmt(s["product_min"], ".6g"), fmt(s["product_median"], ".6g"),
                         fmt(s["product_max"], ".6g"), fmt(s["overhead"], ".4g"), fmt(s["local_alone"] or None, ".6g"),
@@ -112,7 +112,7 @@ def print_table(runs):
               f"{'-' if s['baseline'] else s['words_moved']:>11} {wf:>11}{mark}")
 
 
-def plot(runs, png):
+def plot(runs, png, title=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -172,7 +172,7 @@ def plot(runs, png):
     top.set_ylim(0, 1.22 * tallest if tallest > 0 else 1)
     top.set_ylabel("seconds per call (median)")
     threads = sorted({s["threads"] for s in runs})
-    title = "step08: the distributed DGEMM, where the time of one call goes"
+    title = title or "step08: the distributed DGEMM, where the time of one call goes"
     if len(sizes) == 1:
         m, n, k = next(iter(sizes))
         title += f"\nm={m} n={n} k={k}" + (f", {threads[0]} thread(s) per rank" if len(threads) == 1 else "")
@@ -205,6 +205,7 @@ def main():
     ap.add_argument("csv", nargs="?", default="results/step08_breakdown.csv")
     ap.add_argument("--png", help="the figure (default: the CSV's name with .png)")
     ap.add_argument("--scaling", help="also write one row per run with speed-up and efficiency to this CSV")
+    ap.add_argument("--title", help="the figure's first title line (step09's semiring product draws with this script)")
     args = ap.parse_args()
     if not pathlib.Path(args.csv).exists():
         print(f"plot_breakdown.py: no {args.csv}; make it with step08_mpi_3d --breakdown {args.csv}",
@@ -223,7 +224,7 @@ def main():
         write_scaling(args.scaling, runs)
         print(f"wrote {args.scaling}")
     try:
-        plot(runs, args.png or str(pathlib.Path(args.csv).with_suffix(".png")))
+        plot(runs, args.png or str(pathlib.Path(args.csv).with_suffix(".png")), args.title)
     except ImportError:
         print("plot_breakdown.py: matplotlib is missing; try /usr/bin/python3, "
               "or apt-get install python3-matplotlib", file=sys.stderr)

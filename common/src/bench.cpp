@@ -149,6 +149,25 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     std::cerr << prog << ": error: " << err << "\n";
     return kExitUsage;
   }
+  if (!o.params.tile.empty()) {
+    // --tile must mean something to the variants chosen, and be whole for each
+    // that takes it: a row measured with other tiles than asked would be mislabelled.
+    std::string none_take;
+    bool any_takes = false;
+    for (const Variant* v : chosen) {
+      const std::string why = tile_error(*v, o.params.tile);
+      if (!v->tiles.names.empty() && !why.empty()) {
+        std::cerr << prog << ": error: --tile: " << why << "\n";
+        return kExitUsage;
+      }
+      any_takes = any_takes || !v->tiles.names.empty();
+      if (v->tiles.names.empty()) none_take += (none_take.empty() ? "" : ", ") + v->name;
+    }
+    if (!any_takes) {
+      std::cerr << prog << ": error: --tile: no selected variant takes tiles (" << none_take << ")\n";
+      return kExitUsage;
+    }
+  }
 
   try {
     require_memory_for(o.m, o.n, o.k);
@@ -205,6 +224,20 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     std::printf("# %s (%s) on %s, peak %.1f GFLOP/s measured; check: %s\n", info.step, info.title, device.c_str(),
                 peak, full ? "elementwise vs reference"
                       : own_checks ? "randomized (Freivalds), or the variant's own" : "randomized (Freivalds)");
+    std::string no_tiles;
+    for (const Variant* v : chosen) {
+      if (v->tiles.names.empty()) {
+        no_tiles += (no_tiles.empty() ? "" : ", ") + v->name;
+        continue;
+      }
+      try {
+        std::printf("# %s: %s\n", v->name.c_str(), tile_banner(*v, params).c_str());
+      } catch (const std::exception& e) {  // the row below reports the same problem
+        std::printf("# %s: tiles: %s\n", v->name.c_str(), e.what());
+      }
+    }
+    if (!no_tiles.empty())
+      std::printf("# no tiles%s: %s\n", params.tile.empty() ? "" : " (--tile does not apply)", no_tiles.c_str());
     for (const Variant* v : chosen) {
       if (!v->describe) continue;
       try {
@@ -239,7 +272,7 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
       r.device = needs_gpu == gpu ? device : needs_gpu ? gpu_hooks()->device_name() : "cpu:" + cpu_simd_level();
       r.peak_gflops =
           needs_gpu == gpu ? peak : needs_gpu ? gpu_hooks()->peak_gflops() : cpu_peak_gflops(cpu_threads);
-      if (!params.tile.empty()) {
+      if (!params.tile.empty() && !v->tiles.names.empty()) {
         std::string t;
         for (auto x : params.tile) t += (t.empty() ? "tile=" : "x") + std::to_string(x);
         r.note = t;

@@ -54,6 +54,21 @@ struct GemmCall {
   void* stream;
 };
 
+/// What --tile means to a variant. The CLI checks --tile against it, the banner
+/// prints the tiles each variant runs with, and a row is tagged with --tile only
+/// where the variant took it.
+struct TileSpec {
+  /// The numbers --tile gives this variant, in order ({"mc", "nc", "kc"});
+  /// empty: it takes no tiles.
+  std::vector<std::string> names;
+  /// The fewest numbers --tile may give (the rest keep their defaults);
+  /// 0: all of `names`.
+  size_t min_given = 0;
+  /// The tiles it runs with under these params, its defaults where --tile left
+  /// them out ("mc 64, nc 256, kc 128"). Empty: the --tile values alone.
+  std::function<std::string(const Params&)> used = nullptr;
+};
+
 struct Variant {
   std::string step;     ///< "step03"
   std::string name;     ///< "tiled", "naive_global", "openblas", ...
@@ -71,7 +86,16 @@ struct Variant {
   std::function<CheckResult(double alpha, ConstMatView A, ConstMatView B, double beta, ConstMatView C0,
                             ConstMatView C, bool full)>
       check = nullptr;
+  TileSpec tiles = {};  ///< what --tile means to it (nothing by default)
 };
+
+/// "mc 64, nc 256, kc 128": tile names with their values.
+std::string format_tiles(const std::vector<std::string>& names, const std::vector<int64_t>& values);
+/// Empty when `v` takes these --tile numbers; else one line saying why not.
+std::string tile_error(const Variant& v, const std::vector<int64_t>& tile);
+/// The banner's line of `v`: "tiles mc 64, nc 256, kc 128 (defaults)"; empty
+/// for a variant that takes no tiles.
+std::string tile_banner(const Variant& v, const Params& params);
 
 /// Adds a variant; returns its index (so it can initialize a static).
 int register_variant(Variant v);
