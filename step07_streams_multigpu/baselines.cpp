@@ -55,9 +55,9 @@ void run_xt(const lab::GemmCall& c, int block) {
   lab::check_gemm_args(c.A, c.B, c.C);
   if (lab::gemm_quick_return(c.alpha, c.A, c.B, c.beta, c.C)) return;
   const cublasXtHandle_t h = handle_for(devices_of(*c.params), block);
-  LAB_CUDA_CHECK(cublasXtDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, size_t(c.C.rows), size_t(c.C.cols), size_t(c.A.cols),
-                               &c.alpha, c.A.data, size_t(c.A.ld), c.B.data, size_t(c.B.ld), &c.beta, c.C.data,
-                               size_t(c.C.ld)));
+  LAB_CUDA_CHECK(cublasXtDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, size_t(c.C.rows), size_t(c.C.cols),
+                               size_t(c.A.cols), &c.alpha, c.A.data, size_t(c.A.ld), c.B.data, size_t(c.B.ld),
+                               &c.beta, c.C.data, size_t(c.C.ld)));
 }
 
 LAB_REGISTER_VARIANT({"step07", "cublasxt_2048", "baseline", lab::Backend::gpu_host,

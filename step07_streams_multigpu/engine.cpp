@@ -131,23 +131,30 @@ std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, doub
   for (const auto& s : slots) busiest = std::max(busiest, ++per_device[s.device]);
   size_t cap = opts.device_mem_limit;
   if (cap == 0) {
+    // (the caller's current device is left as it was: only the streams' own threads switch)
+    int current = 0;
+    LAB_CUDA_CHECK(cudaGetDevice(&current));
     // What the emptiest device has free, less room for cuBLAS's workspaces and the runtime.
     size_t least = SIZE_MAX;
     for (const auto& [dev, n] : per_device) {
       LAB_CUDA_CHECK(cudaSetDevice(dev));
       size_t free_b = 0, total_b = 0;
       LAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-      const size_t reserve = size_t(256) << 20;
-      const size_t usable = free_b / 10 * 9 > reserve * size_t(n) ? free_b / 10 * 9 - reserve * size_t(n) : 0;
+      // (cuBLAS takes a workspace of up to 32 MiB per handle; the rest is room for the runtime)
+      const size_t reserve = (size_t(64) << 20) * size_t(n);
+      const size_t usable = std::max(free_b / 10 * 9 > reserve ? free_b / 10 * 9 - reserve : 0, free_b / 2);
       least = std::min(least, usable);
     }
+    LAB_CUDA_CHECK(cudaSetDevice(current));
     cap = least;
   }
   auto call = std::make_unique<Call>();
   call->alpha = alpha, call->beta = beta;
   call->A = A, call->B = B, call->C = C;
   call->opts = opts;
-  call->plan = make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, int(slots.size()), opts.device_mem_limit > 0);
+  call->plan =
+      make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, int(slots.size()), opts.device_mem_limit > 0);
+  call->streams = int(slots.size());
   call->t0 = Clock::now();
   return call;
 }
@@ -163,7 +170,7 @@ Worker::Worker(Call& call, StreamSlot slot)
   blas_ = HandlePool::get().take(slot.device);
   LAB_CUDA_CHECK(cublasSetStream(blas_, compute_.get()));
   const Options& o = call.opts;
-  const int streams = int(o.gpus.size()) * o.streams_per_gpu;
+  const int streams = std::max(1, call.streams);
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
   host_threads_ = o.host_threads > 0 ? o.host_threads : std::clamp(cores / streams, 1, 8);
   // Staging (only pageable matrices use it): four buffers for copies in, so
@@ -272,8 +279,8 @@ void Worker::load(MatView dev, ConstMatView host, cudaStream_t s) {
     Staging& st = take(in_ring_, in_next_, 4);
     host_copy(MatView{st.buf, host.rows, w, host.rows}, host.block(0, j, host.rows, w));
     const int op = begin_op(s);
-    LAB_CUDA_CHECK(cudaMemcpy2DAsync(dev.data + j * dev.ld, sizeof(double) * size_t(dev.ld), st.buf, width, width,
-                                     size_t(w), cudaMemcpyHostToDevice, s));
+    LAB_CUDA_CHECK(cudaMemcpy2DAsync(dev.data + j * dev.ld, sizeof(double) * size_t(dev.ld), st.buf, width,
+                                     width, size_t(w), cudaMemcpyHostToDevice, s));
     end_op(op, s, "H2D", int64_t(width) * w);
     st.done.record(s);
     st.busy = true;
@@ -297,8 +304,8 @@ void Worker::store(MatView host, ConstMatView dev, cudaStream_t s) {
     const int64_t w = std::min(chunk, host.cols - j);
     Staging& st = take(out_ring_, out_next_, out_ring_size_);
     const int op = begin_op(s);
-    LAB_CUDA_CHECK(cudaMemcpy2DAsync(st.buf, width, dev.data + j * dev.ld, sizeof(double) * size_t(dev.ld), width,
-                                     size_t(w), cudaMemcpyDeviceToHost, s));
+    LAB_CUDA_CHECK(cudaMemcpy2DAsync(st.buf, width, dev.data + j * dev.ld, sizeof(double) * size_t(dev.ld),
+                                     width, size_t(w), cudaMemcpyDeviceToHost, s));
     end_op(op, s, "D2H", int64_t(width) * w);
     st.done.record(s);
     st.busy = true;

@@ -33,7 +33,8 @@ struct Call {
   MatView C{};
   Plan plan;
   Options opts;
-  Clock::time_point t0;            ///< the trace's time zero
+  int streams = 1;                  ///< streams (workers) of the call, on all GPUs
+  Clock::time_point t0;             ///< the trace's time zero
   std::atomic<bool> failed{false};  ///< set when any stream failed: the others stop early
   std::mutex trace_mu;
 };
@@ -77,8 +78,12 @@ class Worker {
 
   /// Device views (ld = the buffer's full height) of the C tile and of panel buffer b (0 or 1).
   MatView c_tile(int64_t rows, int64_t cols) const { return {dC_.data(), rows, cols, plan().shape.tm}; }
-  MatView a_panel(int b, int64_t rows, int64_t cols) const { return {dA_[b].data(), rows, cols, plan().shape.tm}; }
-  MatView b_panel(int b, int64_t rows, int64_t cols) const { return {dB_[b].data(), rows, cols, plan().shape.tk}; }
+  MatView a_panel(int b, int64_t rows, int64_t cols) const {
+    return {dA_[b].data(), rows, cols, plan().shape.tm};
+  }
+  MatView b_panel(int b, int64_t rows, int64_t cols) const {
+    return {dB_[b].data(), rows, cols, plan().shape.tk};
+  }
 
   /// Events the orchestration records and waits for (see streams.cpp).
   cuda::Event panel_ready[2], panel_free[2];

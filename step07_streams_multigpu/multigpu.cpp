@@ -15,13 +15,15 @@
 namespace lab::step07 {
 inline namespace LAB_IMPL_NS {
 
-void dgemm_multigpu(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, const Options& opts) {
+void dgemm_multigpu(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
+                    const Options& opts) {
   check_options(opts);
   std::vector<StreamSlot> slots;
-  // TODO: list the streams GPU by GPU, then let every stream take tiles from one shared TileQueue
+  // TODO: list the streams GPU by GPU, then let every stream take tiles from one shared
   (void)alpha, (void)A, (void)B, (void)beta, (void)C;
-  LAB_TODO("step07 multigpu: list the streams GPU by GPU (StreamSlot), prepare the call, and let each "
-           "stream take tiles from one shared TileQueue until it is empty (run_streams, run_tile)");
+  LAB_TODO(
+      "step07 multigpu: list the streams GPU by GPU (StreamSlot), prepare the call, and let each "
+      "stream take tiles from one shared TileQueue until it is empty (run_streams, run_tile)");
 }
 
 }  // namespace LAB_IMPL_NS

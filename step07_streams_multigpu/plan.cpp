@@ -20,9 +20,12 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 std::string bytes_text(double b) {
   char s[32];
-  if (b >= double(1 << 30)) std::snprintf(s, sizeof s, "%.2f GiB", b / double(1 << 30));
-  else if (b >= double(1 << 20)) std::snprintf(s, sizeof s, "%.1f MiB", b / double(1 << 20));
-  else std::snprintf(s, sizeof s, "%.0f B", b);
+  if (b >= double(1 << 30))
+    std::snprintf(s, sizeof s, "%.2f GiB", b / double(1 << 30));
+  else if (b >= double(1 << 20))
+    std::snprintf(s, sizeof s, "%.1f MiB", b / double(1 << 20));
+  else
+    std::snprintf(s, sizeof s, "%.0f B", b);
   return s;
 }
 
@@ -59,7 +62,8 @@ double Plan::d2h_bytes() const { return 8.0 * double(m) * double(n); }
 
 std::string Plan::describe(bool load_c) const {
   char s[256];
-  std::snprintf(s, sizeof s, "C tiles %lldx%lld (%lld of them), k panels of %lld (%lld), %s per stream; "
+  std::snprintf(s, sizeof s,
+                "C tiles %lldx%lld (%lld of them), k panels of %lld (%lld), %s per stream; "
                 "H2D %s, D2H %s per call",
                 (long long)shape.tm, (long long)shape.tn, (long long)tiles(), (long long)shape.tk,
                 (long long)panels, bytes_text(double(stream_device_bytes(shape))).c_str(),
@@ -72,12 +76,14 @@ void check_options(const Options& o) {
   for (int g : o.gpus)
     if (g < 0) throw std::invalid_argument("gpus: GPU id " + std::to_string(g) + " is negative");
   if (o.streams_per_gpu < 1)
-    throw std::invalid_argument("streams_per_gpu must be at least 1, got " + std::to_string(o.streams_per_gpu));
+    throw std::invalid_argument("streams_per_gpu must be at least 1, got " +
+                                std::to_string(o.streams_per_gpu));
   if (o.tm < 0 || o.tn < 0 || o.tk < 0)
-    throw std::invalid_argument("tile: sizes must be positive (0 = chosen), got " + std::to_string(o.tm) + "x" +
-                                std::to_string(o.tn) + "x" + std::to_string(o.tk));
+    throw std::invalid_argument("tile: sizes must be positive (0 = chosen), got " + std::to_string(o.tm) +
+                                "x" + std::to_string(o.tn) + "x" + std::to_string(o.tk));
   if (o.host_threads < 0)
-    throw std::invalid_argument("host_threads must be 0 (chosen) or more, got " + std::to_string(o.host_threads));
+    throw std::invalid_argument("host_threads must be 0 (chosen) or more, got " +
+                                std::to_string(o.host_threads));
 }
 
 int streams_on_busiest_device(const Options& o) {
@@ -92,9 +98,9 @@ Plan make_plan(int64_t m, int64_t n, int64_t k, const Options& o, size_t cap, in
   const int64_t per_stream = int64_t(cap / size_t(std::max(1, streams_per_device)));
   auto too_small = [&](const TileShape& t) -> std::string {
     return "device_mem_limit: " + bytes_text(double(cap)) + " per device shared by " +
-           std::to_string(streams_per_device) + " streams is too small for one tile set (" + std::to_string(t.tm) +
-           "x" + std::to_string(t.tn) + " of C, panels of " + std::to_string(t.tk) + " need " +
-           bytes_text(double(stream_device_bytes(t))) + " per stream)";
+           std::to_string(streams_per_device) + " streams is too small for one tile set (" +
+           std::to_string(t.tm) + "x" + std::to_string(t.tn) + " of C, panels of " + std::to_string(t.tk) +
+           " need " + bytes_text(double(stream_device_bytes(t))) + " per stream)";
   };
   auto fail = [&](const TileShape& t) {
     if (cap_given) throw std::invalid_argument(too_small(t));
@@ -116,10 +122,11 @@ Plan make_plan(int64_t m, int64_t n, int64_t k, const Options& o, size_t cap, in
       t = clip({T, T, depth_for(T)}, m, n, k);
     }
     // No fewer tiles than streams: halve the longer side (more bytes, but no idle stream).
-    while (ceil_div(m, t.tm) * ceil_div(n, t.tn) < streams_total &&
-           std::max(t.tm, t.tn) > kMinBalancedTile) {
-      if (t.tm >= t.tn) t.tm = ceil_div(t.tm, 2);
-      else t.tn = ceil_div(t.tn, 2);
+    while (ceil_div(m, t.tm) * ceil_div(n, t.tn) < streams_total && std::max(t.tm, t.tn) > kMinBalancedTile) {
+      if (t.tm >= t.tn)
+        t.tm = ceil_div(t.tm, 2);
+      else
+        t.tn = ceil_div(t.tn, 2);
     }
   }
   p.shape = t;

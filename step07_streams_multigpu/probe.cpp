@@ -41,8 +41,10 @@ std::vector<Row> rows;
 
 void report(const std::string& what, int gpu, double value, const std::string& unit) {
   rows.push_back({what, gpu, value, unit});
-  if (gpu >= 0) std::printf("  %-44s GPU %d  %10.2f %s\n", what.c_str(), gpu, value, unit.c_str());
-  else std::printf("  %-44s        %10.2f %s\n", what.c_str(), value, unit.c_str());
+  if (gpu >= 0)
+    std::printf("  %-44s GPU %d  %10.2f %s\n", what.c_str(), gpu, value, unit.c_str());
+  else
+    std::printf("  %-44s        %10.2f %s\n", what.c_str(), value, unit.c_str());
   std::fflush(stdout);
 }
 
@@ -51,10 +53,14 @@ int64_t parse_size(const std::string& s) {
   double v = std::strtod(s.c_str(), &end);
   if (end == s.c_str()) throw lab::UsageError("not a size: '" + s + "'");
   const std::string unit = end;
-  if (unit == "K" || unit == "k") v *= 1024;
-  else if (unit == "M" || unit == "m") v *= 1024.0 * 1024;
-  else if (unit == "G" || unit == "g") v *= 1024.0 * 1024 * 1024;
-  else if (!unit.empty()) throw lab::UsageError("not a size: '" + s + "'");
+  if (unit == "K" || unit == "k")
+    v *= 1024;
+  else if (unit == "M" || unit == "m")
+    v *= 1024.0 * 1024;
+  else if (unit == "G" || unit == "g")
+    v *= 1024.0 * 1024 * 1024;
+  else if (!unit.empty())
+    throw lab::UsageError("not a size: '" + s + "'");
   if (v < 1) throw lab::UsageError("not a size: '" + s + "'");
   return int64_t(v);
 }
@@ -122,10 +128,10 @@ void probe_gpu(int g, size_t bytes, double* h2d_out, double* d2h_out) {
     best = std::min(best, std::max(b1.seconds_since(a), b2.seconds_since(a)));
   }
   report("pinned H2D + D2H at once (sum)", g, gbs(2 * bytes, best), "GB/s");
-  report("pageable H2D", g, gbs(bytes, time_pageable(d.data(), pageable.data(), bytes, cudaMemcpyHostToDevice)),
-         "GB/s");
-  report("pageable D2H", g, gbs(bytes, time_pageable(pageable.data(), d.data(), bytes, cudaMemcpyDeviceToHost)),
-         "GB/s");
+  report("pageable H2D", g,
+         gbs(bytes, time_pageable(d.data(), pageable.data(), bytes, cudaMemcpyHostToDevice)), "GB/s");
+  report("pageable D2H", g,
+         gbs(bytes, time_pageable(pageable.data(), d.data(), bytes, cudaMemcpyDeviceToHost)), "GB/s");
   *h2d_out = h2d;
   *d2h_out = d2h;
 }
@@ -224,8 +230,9 @@ int main(int argc, char** argv) {
       } else if (a == "--csv") {
         csv = value();
       } else if (a == "--help" || a == "-h") {
-        std::printf("usage: step07_probe [--gpus 0,1] [--bytes 1G] [--dgemm-n 8192] [--sizes 8192,16384,32768] "
-                    "[--streams 2] [--csv FILE]\n");
+        std::printf(
+            "usage: step07_probe [--gpus 0,1] [--bytes 1G] [--dgemm-n 8192] [--sizes 8192,16384,32768] "
+            "[--streams 2] [--csv FILE]\n");
         return 0;
       } else {
         throw lab::UsageError("unknown option '" + a + "' (see --help)");
@@ -256,7 +263,8 @@ int main(int argc, char** argv) {
       h2d = std::min(h2d, a);
       d2h = std::min(d2h, b);
     }
-    if (gpus.size() > 1) report("pinned H2D, all GPUs at once (sum)", -1, probe_all_at_once(gpus, bytes), "GB/s");
+    if (gpus.size() > 1)
+      report("pinned H2D, all GPUs at once (sum)", -1, probe_all_at_once(gpus, bytes), "GB/s");
     const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
     const double mc1 = probe_host_memcpy(bytes, 1), mcn = probe_host_memcpy(bytes, cores);
     report("host memcpy pageable -> pinned, 1 thread", -1, mc1, "GB/s");
@@ -267,7 +275,8 @@ int main(int argc, char** argv) {
     // The bound: PCIe time (each direction on its own engine) against compute.
     std::printf("\n# bound of step07 (one GPU, %d streams, tiles for all its memory), pinned and pageable:\n",
                 streams);
-    std::printf("  %6s %-34s %8s %8s %8s %9s %12s\n", "n", "plan", "H2D_s", "D2H_s", "gemm_s", "bound", "pageable");
+    std::printf("  %6s %-34s %8s %8s %8s %9s %12s\n", "n", "plan", "H2D_s", "D2H_s", "gemm_s", "bound",
+                "pageable");
     LAB_CUDA_CHECK(cudaSetDevice(gpus.front()));
     size_t free_b = 0, total_b = 0;
     LAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
@@ -284,17 +293,19 @@ int main(int argc, char** argv) {
       char shape[64];
       std::snprintf(shape, sizeof shape, "%lldx%lldx%lld, %lld tiles", (long long)plan.shape.tm,
                     (long long)plan.shape.tn, (long long)plan.shape.tk, (long long)plan.tiles());
-      std::printf("  %6lld %-34s %8.3f %8.3f %8.3f %6.1f TF %9.1f TF\n", (long long)n, shape, t_h2d, t_d2h, t_gemm,
-                  lab::gflops(n, n, n, bound) / 1e3, lab::gflops(n, n, n, bound_pg) / 1e3);
-      rows.push_back({"bound pinned n=" + std::to_string(n), gpus.front(), lab::gflops(n, n, n, bound) / 1e3, "TFLOP/s"});
-      rows.push_back(
-          {"bound pageable n=" + std::to_string(n), gpus.front(), lab::gflops(n, n, n, bound_pg) / 1e3, "TFLOP/s"});
+      std::printf("  %6lld %-34s %8.3f %8.3f %8.3f %6.1f TF %9.1f TF\n", (long long)n, shape, t_h2d, t_d2h,
+                  t_gemm, lab::gflops(n, n, n, bound) / 1e3, lab::gflops(n, n, n, bound_pg) / 1e3);
+      rows.push_back({"bound pinned n=" + std::to_string(n), gpus.front(), lab::gflops(n, n, n, bound) / 1e3,
+                      "TFLOP/s"});
+      rows.push_back({"bound pageable n=" + std::to_string(n), gpus.front(),
+                      lab::gflops(n, n, n, bound_pg) / 1e3, "TFLOP/s"});
     }
     if (!csv.empty()) {
       std::FILE* f = std::fopen(csv.c_str(), "w");
       if (!f) throw std::runtime_error("cannot write '" + csv + "'");
       std::fprintf(f, "what,gpu,value,unit\n");
-      for (const Row& r : rows) std::fprintf(f, "%s,%d,%.4f,%s\n", r.what.c_str(), r.gpu, r.value, r.unit.c_str());
+      for (const Row& r : rows)
+        std::fprintf(f, "%s,%d,%.4f,%s\n", r.what.c_str(), r.gpu, r.value, r.unit.c_str());
       std::fclose(f);
     }
   } catch (const lab::UsageError& e) {

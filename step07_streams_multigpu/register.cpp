@@ -19,10 +19,14 @@ using lab::step07::Options;
 // --tile T (T x T tiles, T-deep panels), T,tk or tm,tn,tk.
 void set_tile(Options& o, const std::vector<int64_t>& t) {
   if (t.empty()) return;
-  if (t.size() == 1) o.tm = o.tn = o.tk = t[0];
-  else if (t.size() == 2) o.tm = o.tn = t[0], o.tk = t[1];
-  else if (t.size() == 3) o.tm = t[0], o.tn = t[1], o.tk = t[2];
-  else throw std::invalid_argument("--tile takes T, T,tk or tm,tn,tk for step07");
+  if (t.size() == 1)
+    o.tm = o.tn = o.tk = t[0];
+  else if (t.size() == 2)
+    o.tm = o.tn = t[0], o.tk = t[1];
+  else if (t.size() == 3)
+    o.tm = t[0], o.tn = t[1], o.tk = t[2];
+  else
+    throw std::invalid_argument("--tile takes T, T,tk or tm,tn,tk for step07");
 }
 
 std::vector<int> all_gpus() {
@@ -36,8 +40,10 @@ std::vector<int> all_gpus() {
 Options options_of(const GemmCall& c, bool every_gpu_by_default) {
   Options o;
   const lab::Params& p = *c.params;
-  if (!p.gpu_list.empty()) o.gpus = p.gpu_list;
-  else if (every_gpu_by_default) o.gpus = all_gpus();
+  if (!p.gpu_list.empty())
+    o.gpus = p.gpu_list;
+  else if (every_gpu_by_default)
+    o.gpus = all_gpus();
   if (p.streams > 0) o.streams_per_gpu = p.streams;
   set_tile(o, p.tile);
   o.device_mem_limit = size_t(p.device_mem_limit);
@@ -46,7 +52,8 @@ Options options_of(const GemmCall& c, bool every_gpu_by_default) {
 
 // --tile as the banner shows it: the numbers given, or the rule that picks them.
 const lab::TileSpec kTiles{{"tm", "tn", "tk"}, 1, [](const lab::Params& p) -> std::string {
-                             if (p.tile.empty()) return "tm, tn, tk chosen from the device memory (--device-mem-limit)";
+                             if (p.tile.empty())
+                               return "tm, tn, tk chosen from the device memory (--device-mem-limit)";
                              Options o;
                              set_tile(o, p.tile);
                              return lab::format_tiles({"tm", "tn", "tk"}, {o.tm, o.tn, o.tk});
@@ -64,14 +71,39 @@ std::function<void(const GemmCall&)> runner(Fn f, const char* name, bool every_g
   };
 }
 
-LAB_REGISTER_VARIANT({"step07", "sync", LAB_IMPL_NAME, lab::Backend::gpu_host,
-                      runner(&lab::step07::dgemm_sync, "sync", false),
-                      "the lecture's loop: one stream, tiles staged through pinned buffers, every copy waited for", nullptr, nullptr, kTiles});
-LAB_REGISTER_VARIANT({"step07", "streams", LAB_IMPL_NAME, lab::Backend::gpu_host,
-                      runner(&lab::step07::dgemm_streams, "streams", false),
-                      "one GPU, --streams S (default 2): double-buffered panels, events, C tile kept across k", nullptr, nullptr, kTiles});
+// What the benchmark prints above its table besides the tiles: the GPUs,
+// streams and device memory a variant runs with.
+std::function<std::string(const lab::Params&)> describe(bool every_gpu, bool one_stream) {
+  return [every_gpu, one_stream](const lab::Params& p) {
+    Options o;
+    if (!p.gpu_list.empty())
+      o.gpus = p.gpu_list;
+    else if (every_gpu)
+      o.gpus = all_gpus();
+    if (!every_gpu) o.gpus.resize(1);
+    if (p.streams > 0) o.streams_per_gpu = p.streams;
+    if (one_stream) o.streams_per_gpu = 1;
+    std::string gpus;
+    for (int g : o.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+    const std::string cap =
+        p.device_mem_limit > 0 ? std::to_string(p.device_mem_limit >> 20) + " MiB" : "what the GPU has free";
+    return "GPUs " + gpus + ", " + std::to_string(o.streams_per_gpu) + " stream(s) each, device memory " +
+           cap;
+  };
+}
+
+LAB_REGISTER_VARIANT(
+    {"step07", "sync", LAB_IMPL_NAME, lab::Backend::gpu_host, runner(&lab::step07::dgemm_sync, "sync", false),
+     "the lecture's loop: one stream, tiles staged through pinned buffers, every copy waited for",
+     describe(false, true), nullptr, kTiles});
+LAB_REGISTER_VARIANT(
+    {"step07", "streams", LAB_IMPL_NAME, lab::Backend::gpu_host,
+     runner(&lab::step07::dgemm_streams, "streams", false),
+     "one GPU, --streams S (default 2): double-buffered panels, events, C tile kept across k",
+     describe(false, false), nullptr, kTiles});
 LAB_REGISTER_VARIANT({"step07", "multigpu", LAB_IMPL_NAME, lab::Backend::gpu_host,
                       runner(&lab::step07::dgemm_multigpu, "multigpu", true),
-                      "every GPU of --gpus (default all; 0,0 = one GPU twice), tiles from one shared queue", nullptr, nullptr, kTiles});
+                      "every GPU of --gpus (default all; 0,0 = one GPU twice), tiles from one shared queue",
+                      describe(true, false), nullptr, kTiles});
 
 }  // namespace

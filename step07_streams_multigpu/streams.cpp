@@ -28,13 +28,15 @@ void run_tile(detail::Worker& w, int64_t index) {
   const TileRange r = plan.tile(index);
   const MatView hC = c.C.block(r.i0, r.j0, r.rows, r.cols);
   const MatView dC = w.c_tile(r.rows, r.cols);
-  // TODO: queue the tile's copies and products on w.h2d(), w.compute(), w.d2h() with events between them
+  // TODO: queue the tile's copies and products on w.h2d(), w.compute(), w.d2h() with events
   (void)hC, (void)dC;
-  LAB_TODO("step07 streams: queue the tile's panel copies (w.h2d), products (w.compute) and copy back "
-           "(w.d2h) with events between them (see the comment at the top of streams.cpp)");
+  LAB_TODO(
+      "step07 streams: queue the tile's panel copies (w.h2d), products (w.compute) and copy back "
+      "(w.d2h) with events between them (see the comment at the top of streams.cpp)");
 }
 
-void dgemm_streams(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, const Options& opts) {
+void dgemm_streams(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
+                   const Options& opts) {
   check_options(opts);
   std::vector<StreamSlot> slots;
   for (int s = 0; s < opts.streams_per_gpu; ++s) slots.push_back({0, opts.gpus.front(), s});

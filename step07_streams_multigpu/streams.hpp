@@ -36,7 +36,7 @@ struct TraceEvent {
   std::string kind;    ///< "H2D", "compute" or "D2H"
   double start_s = 0;  ///< seconds since the call began (host clock)
   double end_s = 0;
-  int64_t bytes = 0;   ///< bytes copied (copies), 0 for products
+  int64_t bytes = 0;  ///< bytes copied (copies), 0 for products
 };
 
 struct Options {
@@ -60,9 +60,11 @@ struct Options {
 inline namespace LAB_IMPL_NS {
 
 /// Variant 1: the lecture's synchronous loop on opts.gpus[0].
-void dgemm_sync(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, const Options& opts = {});
+void dgemm_sync(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
+                const Options& opts = {});
 /// Variant 2: streams and events on opts.gpus[0].
-void dgemm_streams(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, const Options& opts = {});
+void dgemm_streams(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
+                   const Options& opts = {});
 /// Variant 3: every GPU entry of opts.gpus, opts.streams_per_gpu streams each.
 void dgemm_multigpu(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
                     const Options& opts = {});

@@ -31,8 +31,9 @@ void dgemm_sync(double alpha, ConstMatView A, ConstMatView B, double beta, MatVi
       const MatView dC = w.c_tile(r.rows, r.cols);
       if (c.beta != 0) w.load(dC, hC, s);
       // TODO: for each k panel: load the panels of A and B, multiply-accumulate into dC, wait
-      LAB_TODO("step07 sync: for each k panel, load the panels of A and B into w.a_panel(0, ...) and "
-               "w.b_panel(0, ...), multiply with w.gemm (beta for the first panel, 1 after), and wait");
+      LAB_TODO(
+          "step07 sync: for each k panel, load the panels of A and B into w.a_panel(0, ...) and "
+          "w.b_panel(0, ...), multiply with w.gemm (beta for the first panel, 1 after), and wait");
       w.store(hC, dC, s);
       w.finish();  // waits for the copy back (and, for pageable C, copies it out of the staging buffer)
     }

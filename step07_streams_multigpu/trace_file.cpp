@@ -20,8 +20,8 @@ void write_trace(const std::string& path, const std::string& variant, const std:
   std::fprintf(f, "variant,impl,gpu,device,stream,kind,start_s,end_s,bytes\n");
   for (const auto& [key, list] : latest)
     for (const TraceEvent& e : list)
-      std::fprintf(f, "%s,%s,%d,%d,%d,%s,%.9f,%.9f,%lld\n", key.first.c_str(), key.second.c_str(), e.gpu, e.device,
-                   e.stream, e.kind.c_str(), e.start_s, e.end_s, (long long)e.bytes);
+      std::fprintf(f, "%s,%s,%d,%d,%d,%s,%.9f,%.9f,%lld\n", key.first.c_str(), key.second.c_str(), e.gpu,
+                   e.device, e.stream, e.kind.c_str(), e.start_s, e.end_s, (long long)e.bytes);
   const bool ok = std::fclose(f) == 0;
   if (!ok) throw std::runtime_error("--trace: writing '" + path + "' failed");
 }

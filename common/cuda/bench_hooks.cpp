@@ -35,7 +35,14 @@ Timing run_variant(const Variant& v, double alpha, ConstMatView A, ConstMatView 
   h.device_name = [] { return device_info().name; };
   h.pin_host = [](void* p, size_t bytes) -> std::shared_ptr<void> {
     // Portable: pinned for every device, so a multi-GPU variant copies straight from it too.
-    LAB_CUDA_CHECK(cudaHostRegister(p, bytes, cudaHostRegisterPortable));
+    const cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+    if (e == cudaErrorHostMemoryAlreadyRegistered) {
+      // Small matrices can share a page with one pinned before; the rest of
+      // this one stays pageable (step07 then stages it), and nothing is to undo.
+      cudaGetLastError();
+      return nullptr;
+    }
+    LAB_CUDA_CHECK(e);
     return std::shared_ptr<void>(p, [](void* q) { cudaHostUnregister(q); });
   };
   set_gpu_hooks(std::move(h));

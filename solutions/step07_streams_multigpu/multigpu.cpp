@@ -15,10 +15,12 @@
 namespace lab::step07 {
 inline namespace LAB_IMPL_NS {
 
-void dgemm_multigpu(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, const Options& opts) {
+void dgemm_multigpu(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
+                    const Options& opts) {
   check_options(opts);
   std::vector<StreamSlot> slots;
-  // LAB:SOLUTION-BEGIN  list the streams GPU by GPU, then let every stream take tiles from one shared TileQueue
+  // LAB:SOLUTION-BEGIN  list the streams GPU by GPU, then let every stream take tiles from one shared
+  // TileQueue
   for (int g = 0; g < int(opts.gpus.size()); ++g)
     for (int s = 0; s < opts.streams_per_gpu; ++s) slots.push_back({g, opts.gpus[size_t(g)], s});
   auto call = detail::prepare(alpha, A, B, beta, C, opts, slots);
@@ -30,12 +32,14 @@ void dgemm_multigpu(double alpha, ConstMatView A, ConstMatView B, double beta, M
   const int per_gpu = opts.streams_per_gpu;
   detail::run_streams(*call, slots, [&](detail::Worker& w) {
     const int64_t i = int64_t(w.slot().gpu) * per_gpu + w.slot().stream;
-    for (int64_t t = i < first_round ? i : queue.next(); t >= 0 && !w.stopped(); t = queue.next()) run_tile(w, t);
+    for (int64_t t = i < first_round ? i : queue.next(); t >= 0 && !w.stopped(); t = queue.next())
+      run_tile(w, t);
   });
   // LAB:SKELETON
   (void)alpha, (void)A, (void)B, (void)beta, (void)C;
-  LAB_TODO("step07 multigpu: list the streams GPU by GPU (StreamSlot), prepare the call, and let each "
-           "stream take tiles from one shared TileQueue until it is empty (run_streams, run_tile)");
+  LAB_TODO(
+      "step07 multigpu: list the streams GPU by GPU (StreamSlot), prepare the call, and let each "
+      "stream take tiles from one shared TileQueue until it is empty (run_streams, run_tile)");
   // LAB:SOLUTION-END
 }
 

@@ -28,11 +28,10 @@ void run_tile(detail::Worker& w, int64_t index) {
   const TileRange r = plan.tile(index);
   const MatView hC = c.C.block(r.i0, r.j0, r.rows, r.cols);
   const MatView dC = w.c_tile(r.rows, r.cols);
-  // LAB:SOLUTION-BEGIN  queue the tile's copies and products on w.h2d(), w.compute(), w.d2h() with events between them
-  // The first and the last panel's products run in column blocks of C: the
-  // first block's product starts once that block of C is in (not the whole
-  // tile), and the first block goes back while the others are multiplied, so
-  // only one block's copy in and one block's copy out are left unhidden.
+  // LAB:SOLUTION-BEGIN  queue the tile's copies and products on w.h2d(), w.compute(), w.d2h() with events
+  // between them The first and the last panel's products run in column blocks of C: the first block's product
+  // starts once that block of C is in (not the whole tile), and the first block goes back while the others
+  // are multiplied, so only one block's copy in and one block's copy out are left unhidden.
   const int64_t blocks = std::min<int64_t>(4, r.cols), bw = (r.cols + blocks - 1) / blocks;
   int b = 0;
   for (int64_t p = 0; p < plan.panels && !w.stopped(); ++p) {
@@ -82,12 +81,14 @@ void run_tile(detail::Worker& w, int64_t index) {
   w.panel_ready[b].sync();
   // LAB:SKELETON
   (void)hC, (void)dC;
-  LAB_TODO("step07 streams: queue the tile's panel copies (w.h2d), products (w.compute) and copy back "
-           "(w.d2h) with events between them (see the comment at the top of streams.cpp)");
+  LAB_TODO(
+      "step07 streams: queue the tile's panel copies (w.h2d), products (w.compute) and copy back "
+      "(w.d2h) with events between them (see the comment at the top of streams.cpp)");
   // LAB:SOLUTION-END
 }
 
-void dgemm_streams(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, const Options& opts) {
+void dgemm_streams(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
+                   const Options& opts) {
   check_options(opts);
   std::vector<StreamSlot> slots;
   for (int s = 0; s < opts.streams_per_gpu; ++s) slots.push_back({0, opts.gpus.front(), s});

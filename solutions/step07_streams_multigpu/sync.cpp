@@ -41,8 +41,9 @@ void dgemm_sync(double alpha, ConstMatView A, ConstMatView B, double beta, MatVi
         LAB_CUDA_CHECK(cudaStreamSynchronize(s));
       }
       // LAB:SKELETON
-      LAB_TODO("step07 sync: for each k panel, load the panels of A and B into w.a_panel(0, ...) and "
-               "w.b_panel(0, ...), multiply with w.gemm (beta for the first panel, 1 after), and wait");
+      LAB_TODO(
+          "step07 sync: for each k panel, load the panels of A and B into w.a_panel(0, ...) and "
+          "w.b_panel(0, ...), multiply with w.gemm (beta for the first panel, 1 after), and wait");
       // LAB:SOLUTION-END
       w.store(hC, dC, s);
       w.finish();  // waits for the copy back (and, for pageable C, copies it out of the staging buffer)

@@ -71,7 +71,8 @@ TEST(Step07Plan, ChosenTilesFitTheCapOfEachStream) {
   for (size_t cap : {size_t(40) << 10, size_t(3) << 20, size_t(1) << 30, size_t(60) * GiB})
     for (int streams : {1, 2, 3, 8}) {
       const Plan p = make_plan(32768, 32768, 32768, o, cap, streams, streams, true);
-      EXPECT_LE(stream_device_bytes(p.shape) * streams, int64_t(cap)) << "cap " << cap << ", streams " << streams;
+      EXPECT_LE(stream_device_bytes(p.shape) * streams, int64_t(cap))
+          << "cap " << cap << ", streams " << streams;
       EXPECT_GE(p.tiles(), streams);
     }
 }
