@@ -1,6 +1,7 @@
 // The variants of step04, as the benchmark CLI and the ladder know them:
 // "simd" runs the kernel dgemm chooses on this CPU (kernel_choice); every kernel
 // the CPU can run is also registered as "simd_<isa>", to compare in one run.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,16 +31,23 @@ std::string kib(int64_t bytes) {
   return bytes % (1 << 20) == 0 ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes >> 10) + " KiB";
 }
 
-// "avx512 16x14 kernel; blocks mc 288, nc 4088, kc 216 (from L1d 48 KiB, L2 1 MiB, L3 32 MiB)"
+// "avx512 16x14 kernel; default blocks from L1d 48 KiB, L2 1 MiB, L3 32 MiB"
+// (the blocks themselves are on the banner's tiles line).
 std::string describe(Isa isa, const Params& params) {
   const lab::step04::MicroKernel uk = lab::step04::microkernel(isa);
-  const Blocking b = blocks(isa, &params);
   const lab::CacheInfo c = lab::cache_info();
   return std::string(lab::step04::isa_name(isa)) + " " + std::to_string(uk.mr) + "x" + std::to_string(uk.nr) +
-         " kernel; blocks mc " + std::to_string(b.mc) + ", nc " + std::to_string(b.nc) + ", kc " +
-         std::to_string(b.kc) +
-         (params.tile.empty() ? " (from L1d " + kib(c.l1d) + ", L2 " + kib(c.l2) + ", L3 " + kib(c.l3) + ")"
-                              : " (--tile)");
+         " kernel" +
+         (params.tile.size() < 3 ? "; default blocks from L1d " + kib(c.l1d) + ", L2 " + kib(c.l2) + ", L3 " + kib(c.l3)
+                                 : "");
+}
+
+// --tile mc,nc,kc (the first ones given replace step04's blocks for the kernel).
+lab::TileSpec tiles(std::function<Isa()> isa) {
+  return {{"mc", "nc", "kc"}, 1, [isa](const Params& p) {
+            const Blocking b = blocks(isa(), &p);
+            return lab::format_tiles({"mc", "nc", "kc"}, {b.mc, b.nc, b.kc});
+          }};
 }
 
 int register_all() {
@@ -50,13 +58,15 @@ int register_all() {
                          [](const Params& p) {
                            const auto& choice = lab::step04::kernel_choice();
                            return describe(choice.isa, p) + "; chosen: " + choice.why;
-                         }});
+                         },
+                         nullptr, tiles([] { return lab::step04::best_isa(); })});
   for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic}) {
     if (!lab::step04::isa_supported(isa)) continue;
     lab::register_variant({"step04", std::string("simd_") + lab::step04::isa_name(isa), LAB_IMPL_NAME,
                            lab::Backend::cpu, [isa](const GemmCall& c) { run(isa, c); },
                            std::string("as simd, with the ") + lab::step04::isa_name(isa) + " micro-kernel",
-                           [isa](const Params& p) { return describe(isa, p); }});
+                           [isa](const Params& p) { return describe(isa, p); }, nullptr,
+                           tiles([isa] { return isa; })});
   }
   return 0;
 }

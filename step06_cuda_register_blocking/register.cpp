@@ -22,16 +22,27 @@ lab::step06::Tile tile_of(const GemmCall& c) {
   return t;
 }
 
+// --tile bm,bn[,bk]: one of the tiles built; without it, dgemm picks one by the
+// size of C and the GPU (the banner lists the built ones).
+lab::TileSpec tiles(std::vector<lab::step06::Tile> (*built)()) {
+  return {{"bm", "bn", "bk"}, 2, [built](const lab::Params& p) {
+            if (p.tile.empty()) return "picked by the size of C (built: " + lab::step06::detail::tile_list(built()) + ")";
+            return lab::format_tiles({"bm", "bn", "bk"}, p.tile) + (p.tile.size() == 2 ? ", bk 16" : "");
+          }};
+}
+
 LAB_REGISTER_VARIANT(
     {"step06", "simt", LAB_IMPL_NAME, lab::Backend::gpu,
      [](const GemmCall& c) { lab::step06::dgemm(c.alpha, c.A, c.B, c.beta, c.C, stream_of(c), tile_of(c)); },
      "CUDA cores: 8 x 8 doubles of C per thread, 64 x 32 per warp, a cp.async pipeline in shared memory; --tile " +
-         lab::step06::detail::tile_list(lab::step06::simt_tiles())});
+         lab::step06::detail::tile_list(lab::step06::simt_tiles()),
+     nullptr, nullptr, tiles(&lab::step06::simt_tiles)});
 LAB_REGISTER_VARIANT({"step06", "dmma", LAB_IMPL_NAME, lab::Backend::gpu,
                       [](const GemmCall& c) {
                         lab::step06::dgemm_dmma(c.alpha, c.A, c.B, c.beta, c.C, stream_of(c), tile_of(c));
                       },
                       "FP64 tensor cores: mma.sync f64, a cp.async pipeline in shared memory (sm_80 or later); "
                       "--tile " +
-                          lab::step06::detail::tile_list(lab::step06::dmma_tiles())});
+                          lab::step06::detail::tile_list(lab::step06::dmma_tiles()),
+                      nullptr, nullptr, tiles(&lab::step06::dmma_tiles)});
 }  // namespace

@@ -49,13 +49,12 @@ lab::step04::Blocking blocks(Isa isa, const lab::Params* params) {
   return b;
 }
 
-// "avx512 16x14 kernel; blocks mc 592, nc 4088, kc 216"
+// "avx512 16x14 kernel; step04's blocks for it" (the blocks themselves are on
+// the banner's tiles line).
 std::string describe(Isa isa, const lab::Params& params) {
   const s9::MicroKernel uk = s9::microkernel<s9::MinPlus>(isa);
-  const lab::step04::Blocking b = blocks(isa, &params);
   return std::string(lab::step04::isa_name(isa)) + " " + std::to_string(uk.mr) + "x" + std::to_string(uk.nr) +
-         " kernel; blocks mc " + std::to_string(b.mc) + ", nc " + std::to_string(b.nc) + ", kc " +
-         std::to_string(b.kc) + (params.tile.empty() ? " (step04's for this kernel)" : " (--tile)");
+         " kernel" + (params.tile.empty() ? "; step04's blocks for it" : "");
 }
 
 // `isa` empty: the kernel step04 chose for this CPU (decided on first use, not here).
@@ -74,6 +73,10 @@ void add_cpu(std::optional<Isa> isa) {
                    return describe(which(), p) + (isa ? "" : "; chosen: " + lab::step04::kernel_choice().why);
                  }};
   v.check = check<S>;
+  v.tiles = {{"mc", "nc", "kc"}, 3, [which](const lab::Params& p) {
+               const lab::step04::Blocking b = blocks(which(), &p);
+               return lab::format_tiles({"mc", "nc", "kc"}, {b.mc, b.nc, b.kc});
+             }};
   lab::register_variant(std::move(v));
 }
 

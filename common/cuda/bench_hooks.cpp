@@ -1,5 +1,6 @@
 // What a GPU build adds to the shared benchmark (lab/bench.hpp): device
 // buffers, one validated call, then warm-up and event-timed repeats (lab::cuda::time_device).
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -32,6 +33,11 @@ Timing run_variant(const Variant& v, double alpha, ConstMatView A, ConstMatView 
   h.run = run_variant;
   h.peak_gflops = [] { return fp64_peak_gflops(); };
   h.device_name = [] { return device_info().name; };
+  h.pin_host = [](void* p, size_t bytes) -> std::shared_ptr<void> {
+    // Portable: pinned for every device, so a multi-GPU variant copies straight from it too.
+    LAB_CUDA_CHECK(cudaHostRegister(p, bytes, cudaHostRegisterPortable));
+    return std::shared_ptr<void>(p, [](void* q) { cudaHostUnregister(q); });
+  };
   set_gpu_hooks(std::move(h));
   return true;
 }();

@@ -149,6 +149,25 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     std::cerr << prog << ": error: " << err << "\n";
     return kExitUsage;
   }
+  if (!o.params.tile.empty()) {
+    // --tile must mean something to the variants chosen, and be whole for each
+    // that takes it: a row measured with other tiles than asked would be mislabelled.
+    std::string none_take;
+    bool any_takes = false;
+    for (const Variant* v : chosen) {
+      const std::string why = tile_error(*v, o.params.tile);
+      if (!v->tiles.names.empty() && !why.empty()) {
+        std::cerr << prog << ": error: --tile: " << why << "\n";
+        return kExitUsage;
+      }
+      any_takes = any_takes || !v->tiles.names.empty();
+      if (v->tiles.names.empty()) none_take += (none_take.empty() ? "" : ", ") + v->name;
+    }
+    if (!any_takes) {
+      std::cerr << prog << ": error: --tile: no selected variant takes tiles (" << none_take << ")\n";
+      return kExitUsage;
+    }
+  }
 
   try {
     require_memory_for(o.m, o.n, o.k);
@@ -186,6 +205,14 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     A.fill_random(o.seed);
     B.fill_random(o.seed + 1);
     C0.fill_random(o.seed + 2);
+    // --host-memory pinned: page-locked the way a user would do it (cudaHostRegister),
+    // outside the timing; the host-matrix variants (step07) copy straight from it.
+    std::vector<std::shared_ptr<void>> pins;
+    if (o.pinned_host) {
+      if (!gpu_ok || !gpu_hooks()->pin_host) throw std::runtime_error("--host-memory pinned needs a GPU: " + gpu_why);
+      for (Matrix* mat : {&A, &B, &C})
+        if (mat->size() > 0) pins.push_back(gpu_hooks()->pin_host(mat->data(), sizeof(double) * size_t(mat->size())));
+    }
     const bool full = o.full_check || double(o.m) * o.n * o.k <= kFullCheckWork;
     peak = gpu ? gpu_hooks()->peak_gflops() : cpu_peak_gflops(cpu_threads);
 
@@ -194,6 +221,20 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     std::printf("# %s (%s) on %s, peak %.1f GFLOP/s measured; check: %s\n", info.step, info.title, device.c_str(),
                 peak, full ? "elementwise vs reference"
                       : own_checks ? "randomized (Freivalds), or the variant's own" : "randomized (Freivalds)");
+    std::string no_tiles;
+    for (const Variant* v : chosen) {
+      if (v->tiles.names.empty()) {
+        no_tiles += (no_tiles.empty() ? "" : ", ") + v->name;
+        continue;
+      }
+      try {
+        std::printf("# %s: %s\n", v->name.c_str(), tile_banner(*v, params).c_str());
+      } catch (const std::exception& e) {  // the row below reports the same problem
+        std::printf("# %s: tiles: %s\n", v->name.c_str(), e.what());
+      }
+    }
+    if (!no_tiles.empty())
+      std::printf("# no tiles%s: %s\n", params.tile.empty() ? "" : " (--tile does not apply)", no_tiles.c_str());
     for (const Variant* v : chosen) {
       if (!v->describe) continue;
       try {
@@ -209,6 +250,7 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     topts.min_time_s = o.min_time_s;
     for (const Variant* v : chosen) {
       const bool on_gpu = v->backend == Backend::gpu;
+      const bool needs_gpu = on_gpu || v->backend == Backend::gpu_host;
       Record r;
       r.step = info.step;
       r.variant = v->name;
@@ -216,7 +258,7 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
       r.m = o.m, r.n = o.n, r.k = o.k;
       r.threads = on_gpu ? 1 : cpu_threads;
       params.threads = r.threads;
-      if (on_gpu && !gpu_ok) {
+      if (needs_gpu && !gpu_ok) {
         r.check = "skipped";
         r.note = gpu_why;
         print_row(r);
@@ -224,13 +266,16 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
         continue;
       }
       // A row of the other kind than the step's (step09) names its own device and peak.
-      r.device = on_gpu == gpu ? device : on_gpu ? gpu_hooks()->device_name() : "cpu:" + cpu_simd_level();
-      r.peak_gflops = on_gpu == gpu ? peak : on_gpu ? gpu_hooks()->peak_gflops() : cpu_peak_gflops(cpu_threads);
-      if (!params.tile.empty()) {
+      r.device = needs_gpu == gpu ? device : needs_gpu ? gpu_hooks()->device_name() : "cpu:" + cpu_simd_level();
+      r.peak_gflops =
+          needs_gpu == gpu ? peak : needs_gpu ? gpu_hooks()->peak_gflops() : cpu_peak_gflops(cpu_threads);
+      if (!params.tile.empty() && !v->tiles.names.empty()) {
         std::string t;
         for (auto x : params.tile) t += (t.empty() ? "tile=" : "x") + std::to_string(x);
         r.note = t;
       }
+      if (v->backend == Backend::gpu_host)
+        r.note += std::string(r.note.empty() ? "" : "; ") + (o.pinned_host ? "host=pinned" : "host=pageable");
       try {
         Timing t;
         if (on_gpu) {
@@ -253,7 +298,12 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
         }
         if (!on_gpu) {
           MatView cv = C.view();
-          t = time_host([&] { v->run(GemmCall{kAlpha, A.cview(), B.cview(), kBeta, cv, &params, nullptr}); }, topts);
+          TimingOptions host_opts = topts;
+          // A host-matrix GPU variant's checked call already warmed it up (one
+          // call can take seconds at the sizes it is for).
+          if (v->backend == Backend::gpu_host) host_opts.warmup = 0;
+          t = time_host([&] { v->run(GemmCall{kAlpha, A.cview(), B.cview(), kBeta, cv, &params, nullptr}); },
+                        host_opts);
         }
         r.median_s = t.median_s;
         r.min_s = t.min_s;

@@ -31,6 +31,25 @@ double parse_double(const std::string& flag, const std::string& text, double lo,
   return v;
 }
 
+// "2G", "512M", "64K" or plain bytes (binary units).
+int64_t parse_bytes(const std::string& flag, const std::string& text) {
+  std::string digits = text;
+  int shift = 0;
+  if (!digits.empty()) {
+    switch (digits.back()) {
+      case 'K': case 'k': shift = 10; break;
+      case 'M': case 'm': shift = 20; break;
+      case 'G': case 'g': shift = 30; break;
+      case 'T': case 't': shift = 40; break;
+      default: break;
+    }
+    if (shift) digits.pop_back();
+  }
+  if (digits.empty()) throw UsageError("option " + flag + " needs a size in bytes, e.g. 2G or 512M");
+  const int64_t v = parse_int(flag, digits, 1, (int64_t(1) << 50) >> shift);
+  return v << shift;
+}
+
 }  // namespace
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -55,7 +74,11 @@ std::string bench_usage(const StepInfo& info) {
     << "  --variant LIST   only these variants (see --list)\n"
     << "  --threads T      OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
     << "  --tile a,b,...   tile sizes for variants that take them\n"
-    << "  --gpus G, --streams S   for the multi-GPU step\n"
+    << "  --gpus LIST      GPU ids for the multi-GPU step, e.g. 0,1,2,3 or 0,0 (an id may repeat)\n"
+    << "  --streams S      streams per GPU (multi-GPU step)\n"
+    << "  --device-mem-limit BYTES   device memory a host-matrix variant may use, e.g. 2G, 512M\n"
+    << "  --host-memory pinned|pageable   host matrices page-locked or not (default pageable)\n"
+    << "  --trace FILE     write the timeline of each variant's last call (CSV) where it can\n"
     << "  --check          full elementwise check against the reference (default: randomized check)\n"
     << "  --seed S         random seed of the matrices (default 2024)\n"
     << "  --csv FILE       append the results to FILE (CSV; header written when new)\n"
@@ -118,7 +141,19 @@ BenchOptions parse_bench_args(int argc, const char* const* argv, const StepInfo&
       for (const auto& s : split_list(v)) o.params.tile.push_back(parse_int("--tile", s, 1, 1 << 20));
       if (o.params.tile.empty()) throw UsageError("--tile needs sizes, e.g. --tile 64,256,512");
     } else if (a == "--gpus") {
-      o.params.gpus = static_cast<int>(parse_int(a, next(), 1, 1024));
+      o.params.gpu_list.clear();
+      for (const auto& g : split_list(next())) o.params.gpu_list.push_back(int(parse_int(a, g, 0, 1023)));
+      if (o.params.gpu_list.empty()) throw UsageError("--gpus needs GPU ids, e.g. --gpus 0,1 or --gpus 0,0");
+      o.params.gpus = static_cast<int>(o.params.gpu_list.size());
+    } else if (a == "--device-mem-limit") {
+      o.params.device_mem_limit = parse_bytes(a, next());
+    } else if (a == "--host-memory") {
+      const std::string v = next();
+      if (v != "pinned" && v != "pageable") throw UsageError("--host-memory takes pinned or pageable, got '" + v + "'");
+      o.pinned_host = v == "pinned";
+    } else if (a == "--trace") {
+      o.params.trace = next();
+      if (o.params.trace.empty()) throw UsageError("--trace needs a file name");
     } else if (a == "--streams") {
       o.params.streams = static_cast<int>(parse_int(a, next(), 1, 1024));
     } else if (a == "--csv") {

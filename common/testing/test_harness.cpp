@@ -3,10 +3,13 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "lab/bench.hpp"
 #include "lab/check.hpp"
 #include "lab/gemm_args.hpp"
+#include "lab/registry.hpp"
 #include "lab/timer.hpp"
 
 namespace {
@@ -134,6 +137,71 @@ TEST(Cli, BadInputIsAUsageError) {
   EXPECT_EQ(100, o.m);
   EXPECT_EQ(100, o.n);
   EXPECT_EQ(7, o.k);
+}
+
+// Two variants of a made-up step: one that takes --tile mc,nc,kc (one to three
+// numbers), one that takes none.
+const lab::StepInfo kTileStep{"step00", "tile test", lab::Backend::cpu, 8};
+void plain_gemm(const lab::GemmCall& c) { reversed_gemm(c.alpha, c.A, c.B, c.beta, c.C); }
+[[maybe_unused]] const int blocked_variant = lab::register_variant(
+    {"step00", "blocked", "solution", lab::Backend::cpu, plain_gemm, "takes tiles", nullptr, nullptr,
+     {{"mc", "nc", "kc"}, 1, [](const lab::Params& p) {
+        std::vector<int64_t> t{4, 5, 6};
+        for (size_t i = 0; i < p.tile.size(); ++i) t[i] = p.tile[i];
+        return lab::format_tiles({"mc", "nc", "kc"}, t);
+      }}});
+[[maybe_unused]] const int plain_variant =
+    lab::register_variant({"step00", "plain", "solution", lab::Backend::cpu, plain_gemm, "takes no tiles"});
+
+int run_bench(std::vector<const char*> args, std::string* out, std::string* err) {
+  args.insert(args.begin(), "step00_test");
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  const int status = lab::bench_main(static_cast<int>(args.size()), const_cast<char**>(args.data()), kTileStep);
+  *out = ::testing::internal::GetCapturedStdout();
+  *err = ::testing::internal::GetCapturedStderr();
+  return status;
+}
+
+TEST(Tiles, WrongCountOrNoTilesSaysWhyInOneLine) {
+  const auto& all = lab::registered_variants();
+  const lab::Variant& blocked = all[blocked_variant];
+  const lab::Variant& plain = all[plain_variant];
+  EXPECT_EQ("", lab::tile_error(blocked, {8}));
+  EXPECT_EQ("", lab::tile_error(blocked, {8, 8, 8}));
+  EXPECT_EQ("blocked (solution) takes 1 to 3 numbers (mc,nc,kc), got 4", lab::tile_error(blocked, {1, 2, 3, 4}));
+  EXPECT_EQ("plain (solution) takes no tiles", lab::tile_error(plain, {4}));
+  EXPECT_EQ("", lab::tile_error(plain, {}));
+  lab::Variant exact = blocked;
+  exact.tiles.min_given = 0;  // all three
+  EXPECT_EQ("blocked (solution) takes 3 numbers (mc,nc,kc), got 2", lab::tile_error(exact, {8, 8}));
+}
+
+TEST(Tiles, BenchRefusesATileNoSelectedVariantTakesWithStatus2) {
+  std::string out, err;
+  EXPECT_EQ(lab::kExitUsage, run_bench({"--variant", "plain", "--tile", "4"}, &out, &err));
+  EXPECT_EQ("step00_test: error: --tile: no selected variant takes tiles (plain)\n", err);
+  EXPECT_EQ(lab::kExitUsage, run_bench({"--variant", "blocked,plain", "--tile", "1,2,3,4"}, &out, &err));
+  EXPECT_EQ("step00_test: error: --tile: blocked (solution) takes 1 to 3 numbers (mc,nc,kc), got 4\n", err);
+  EXPECT_EQ("", out);
+}
+
+TEST(Tiles, BannerNamesEachVariantsTilesDefaultsToo) {
+  std::string out, err;
+  const std::vector<const char*> small{"--variant", "blocked,plain", "--reps", "1", "--min-time", "0"};
+  auto with = [&](std::vector<const char*> more) {
+    more.insert(more.begin(), small.begin(), small.end());
+    return more;
+  };
+  ASSERT_EQ(lab::kExitOk, run_bench(with({}), &out, &err)) << out << err;
+  EXPECT_NE(std::string::npos, out.find("# blocked: tiles mc 4, nc 5, kc 6 (defaults)\n")) << out;
+  EXPECT_NE(std::string::npos, out.find("# no tiles: plain\n")) << out;
+  ASSERT_EQ(lab::kExitOk, run_bench(with({"--tile", "16"}), &out, &err)) << out << err;
+  EXPECT_NE(std::string::npos, out.find("# blocked: tiles mc 16, nc 5, kc 6 (--tile, the rest defaults)\n")) << out;
+  EXPECT_NE(std::string::npos, out.find("# no tiles (--tile does not apply): plain\n")) << out;
+  // Only the row that took the tile is tagged with it.
+  EXPECT_NE(std::string::npos, out.find("tile=16")) << out;
+  EXPECT_EQ(out.find("tile=16"), out.rfind("tile=16")) << out;
 }
 
 }  // namespace

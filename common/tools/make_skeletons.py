@@ -16,6 +16,7 @@ markers is copied, each marked block is replaced by its hint (as a
 
     make_skeletons.py           write the skeletons
     make_skeletons.py --check   exit 1 (and show a diff) when a committed skeleton is stale
+    make_skeletons.py --list    print the student's files (the skeletons with a marked block)
     make_skeletons.py --strip IN OUT
                                 write the solution as the compiler sees it: the
                                 skeleton parts blanked (line numbers kept, and a
@@ -113,14 +114,36 @@ def pairs(root):
             yield path, root / rel
 
 
+STUDENT_FILES = pathlib.Path("common/student_files.txt")
+STUDENT_FILES_HEADER = (
+    "# The files a student edits: every solution file with a LAB:SOLUTION-BEGIN\n"
+    "# block, by its path in the student tree. Written by\n"
+    "# common/tools/make_skeletons.py from solutions/ (do not edit by hand); read by\n"
+    "# ./lab grade --submission, which takes only these files from a submission.\n")
+
+
+def student_files(root):
+    """The student-editable files: the skeletons of solution files that have a marked block."""
+    return [str(skeleton.relative_to(root)) for solution, skeleton in pairs(root)
+            if any(BEGIN.match(line) for line in solution.read_text().splitlines())]
+
+
+def student_files_text(root):
+    return STUDENT_FILES_HEADER + "".join(f"{f}\n" for f in student_files(root))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="only compare; exit 1 when a skeleton is stale")
+    parser.add_argument("--list", action="store_true", help="print the student's files, one a line")
     parser.add_argument("--strip", nargs=2, metavar=("IN", "OUT"), help="write IN without its skeleton parts to OUT")
     parser.add_argument("--root", default=pathlib.Path(__file__).resolve().parents[2], type=pathlib.Path)
     args = parser.parse_args()
     if args.strip:
         return strip(*args.strip)
+    if args.list:
+        print("\n".join(student_files(args.root)))
+        return 0
     stale = []
     count = 0
     for solution, skeleton in pairs(args.root):
@@ -143,6 +166,19 @@ def main():
             skeleton.parent.mkdir(parents=True, exist_ok=True)
             skeleton.write_text(want)
             print(f"wrote {rel}")
+    # The list of the student's files is derived here too, so it cannot drift.
+    listing = args.root / STUDENT_FILES
+    want = student_files_text(args.root)
+    have = listing.read_text() if listing.exists() else None
+    if have != want:
+        if args.check:
+            stale.append(str(STUDENT_FILES))
+            sys.stdout.writelines(list(difflib.unified_diff((have or "").splitlines(True), want.splitlines(True),
+                                                            f"{STUDENT_FILES} (committed)",
+                                                            f"{STUDENT_FILES} (from solutions/)"))[:60])
+        else:
+            listing.write_text(want)
+            print(f"wrote {STUDENT_FILES}")
     if stale:
         print(f"make_skeletons: {len(stale)} skeleton(s) out of date: {', '.join(stale)}\n"
               f"  run: python3 common/tools/make_skeletons.py", file=sys.stderr)

@@ -12,6 +12,12 @@
 
 using lab::step04::Isa;
 
+// How GoogleTest prints the parameter in reports ("avx2", not its number). In
+// the enum's own namespace, where GoogleTest's lookup finds it.
+namespace lab::step04 {
+[[maybe_unused]] void PrintTo(Isa isa, std::ostream* os) { *os << isa_name(isa); }
+}  // namespace lab::step04
+
 namespace {
 
 constexpr double kGuard = 777.0;

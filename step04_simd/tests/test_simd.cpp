@@ -59,6 +59,12 @@ std::string kernel_case_name(const ::testing::TestParamInfo<KernelCase>& info) {
          lab::testing::case_name(::testing::TestParamInfo<lab::testing::Case>(k.c, info.index));
 }
 
+// How GoogleTest prints a case in reports (instead of its bytes).
+[[maybe_unused]] void PrintTo(const KernelCase& k, std::ostream* os) {
+  *os << lab::step04::isa_name(k.isa) << " blocks " << k.blocking.mc << "x" << k.blocking.nc << "x" << k.blocking.kc
+      << ", " << lab::testing::describe(k.c);
+}
+
 class Step04Kernels : public ::testing::TestWithParam<KernelCase> {};
 
 }  // namespace

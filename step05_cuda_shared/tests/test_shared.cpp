@@ -61,6 +61,12 @@ std::string ata_name(const ::testing::TestParamInfo<AtaCase>& info) {
          (c.nan_c ? "_nanC" : "") + "_" + std::to_string(info.index);
 }
 
+// How GoogleTest prints a case in reports (instead of its bytes).
+[[maybe_unused]] void PrintTo(const AtaCase& c, std::ostream* os) {
+  *os << "n=" << c.n << " k=" << c.k << " alpha=" << c.alpha << " beta=" << c.beta << " pad=" << c.pad
+      << (c.nan_c ? " NaN in C" : "");
+}
+
 // A NaN with a payload arithmetic never makes: a guard cell holding it was not written.
 double guard() {
   const uint64_t bits = 0x7ff4dead0000beefULL;

@@ -59,6 +59,12 @@ std::string tile_name(const ::testing::TestParamInfo<TileCase>& info) {
          std::to_string(c.k) + "_pad" + std::to_string(c.pad) + (c.nan_c ? "_nanC" : "");
 }
 
+// How GoogleTest prints a case in reports (instead of its bytes).
+[[maybe_unused]] void PrintTo(const TileCase& c, std::ostream* os) {
+  *os << c.kernel << " tile " << c.tile.bm << "x" << c.tile.bn << "x" << c.tile.bk << ", m=" << c.m << " n=" << c.n
+      << " k=" << c.k << " alpha=" << c.alpha << " beta=" << c.beta << " pad=" << c.pad << (c.nan_c ? " NaN in C" : "");
+}
+
 class Step06Tiles : public ::testing::TestWithParam<TileCase> {};
 
 TEST_P(Step06Tiles, MatchesReference) {

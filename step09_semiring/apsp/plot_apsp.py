@@ -85,7 +85,7 @@ def plot(rows, png):
         if label(r) not in labels:
             labels.append(label(r))
     width = 0.8 / max(len(labels), 1)
-    fig, ax = plt.subplots(figsize=(max(6, 2.5 * len(sizes) + 2), 4.5))
+    fig, ax = plt.subplots(figsize=(max(6, 2.5 * len(sizes) + 2) + 3, 4.5))
     for i, lab in enumerate(labels):
         xs, ys = [], []
         for j, n in enumerate(sizes):
@@ -96,10 +96,12 @@ def plot(rows, png):
         bars = ax.bar(xs, ys, width, label=lab)
         ax.bar_label(bars, labels=[f"{y:.3g}" for y in ys], fontsize=7, rotation=90, padding=2)
     ax.set_yscale("log")
+    ax.set_ylim(top=4 * max(r["seconds"] for r in rows))  # room for the tallest bar's label
     ax.set_xticks(range(len(sizes)), [f"n = {n}" for n in sizes])
     ax.set_ylabel("seconds (log scale)")
     ax.set_title("All-pairs shortest paths on the min-plus GEMM")
-    ax.legend(fontsize=7, loc="upper left")
+    # beside the plot, so that it never hides a bar or its label
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     fig.tight_layout()
     fig.savefig(png, dpi=130)
     print(f"plot_apsp.py: wrote {png}")

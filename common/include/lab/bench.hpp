@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ struct BenchOptions {
   uint64_t seed = 2024;
   bool list = false;
   double min_time_s = 0.3;
+  bool pinned_host = false;  ///< --host-memory pinned: the host matrices are page-locked (GPU builds)
 };
 
 /// Parses argv (throws lab::UsageError with a one-line message on bad input).
@@ -86,6 +88,8 @@ struct GpuHooks {
       run;
   std::function<double()> peak_gflops;  ///< measured FP64 peak of the device, GFLOP/s
   std::function<std::string()> device_name;
+  /// Page-locks `bytes` at `p` (cudaHostRegister) until the returned handle goes.
+  std::function<std::shared_ptr<void>(void* p, size_t bytes)> pin_host;
 };
 void set_gpu_hooks(GpuHooks hooks);
 const GpuHooks* gpu_hooks();  ///< nullptr in a build without CUDA

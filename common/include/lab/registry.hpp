@@ -26,15 +26,21 @@
 
 namespace lab {
 
-enum class Backend { cpu, gpu };
+/// gpu: the variant takes device views (the benchmark copies the matrices
+/// there and times with device events). gpu_host: it needs a GPU but takes
+/// host views and moves the data itself (step07); timed on the host clock.
+enum class Backend { cpu, gpu, gpu_host };
 
 /// Knobs the shared CLI passes through to a variant (each variant reads the
 /// ones it understands and ignores the rest).
 struct Params {
   std::vector<int64_t> tile;  ///< --tile a,b,c (empty: the variant's default)
   int threads = 0;            ///< --threads (0: OpenMP's default)
-  int gpus = 0;               ///< --gpus (0: all visible)
+  int gpus = 0;               ///< --gpus (0: all visible): how many GPU ids gpu_list has
   int streams = 0;            ///< --streams (0: the variant's default)
+  std::vector<int> gpu_list;  ///< --gpus 0,1 or 0,0 (ids may repeat; empty: the variant's default)
+  int64_t device_mem_limit = 0;  ///< --device-mem-limit: device bytes a variant may use (0: all)
+  std::string trace;          ///< --trace FILE: variants that can write a timeline of their calls there
 };
 
 /// One call of a variant. For Backend::gpu the views hold device pointers and
@@ -46,6 +52,21 @@ struct GemmCall {
   MatView C;
   const Params* params;
   void* stream;
+};
+
+/// What --tile means to a variant. The CLI checks --tile against it, the banner
+/// prints the tiles each variant runs with, and a row is tagged with --tile only
+/// where the variant took it.
+struct TileSpec {
+  /// The numbers --tile gives this variant, in order ({"mc", "nc", "kc"});
+  /// empty: it takes no tiles.
+  std::vector<std::string> names;
+  /// The fewest numbers --tile may give (the rest keep their defaults);
+  /// 0: all of `names`.
+  size_t min_given = 0;
+  /// The tiles it runs with under these params, its defaults where --tile left
+  /// them out ("mc 64, nc 256, kc 128"). Empty: the --tile values alone.
+  std::function<std::string(const Params&)> used = nullptr;
 };
 
 struct Variant {
@@ -65,7 +86,16 @@ struct Variant {
   std::function<CheckResult(double alpha, ConstMatView A, ConstMatView B, double beta, ConstMatView C0,
                             ConstMatView C, bool full)>
       check = nullptr;
+  TileSpec tiles = {};  ///< what --tile means to it (nothing by default)
 };
+
+/// "mc 64, nc 256, kc 128": tile names with their values.
+std::string format_tiles(const std::vector<std::string>& names, const std::vector<int64_t>& values);
+/// Empty when `v` takes these --tile numbers; else one line saying why not.
+std::string tile_error(const Variant& v, const std::vector<int64_t>& tile);
+/// The banner's line of `v`: "tiles mc 64, nc 256, kc 128 (defaults)"; empty
+/// for a variant that takes no tiles.
+std::string tile_banner(const Variant& v, const Params& params);
 
 /// Adds a variant; returns its index (so it can initialize a static).
 int register_variant(Variant v);

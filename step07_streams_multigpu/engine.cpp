@@ -1,0 +1,364 @@
+// The shared machinery of step07 (see engine.hpp).
+#include "engine.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "lab/gemm_args.hpp"
+
+namespace lab::step07::detail {
+namespace {
+
+// cudaHostAlloc pins memory at a few GB/s: allocating the staging buffers on
+// every call would cost more than a product at n = 8192. They are kept for
+// the life of the process and handed out again (host memory; the device cap
+// does not count them).
+class PinnedPool {
+ public:
+  static PinnedPool& get() {
+    static PinnedPool* p = new PinnedPool;  // never destroyed: the CUDA runtime may be gone at exit
+    return *p;
+  }
+  double* take(size_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (it->second >= bytes && (best == free_.end() || it->second < best->second)) best = it;
+    if (best != free_.end()) {
+      double* p = best->first;
+      size_[p] = best->second;
+      free_.erase(best);
+      return p;
+    }
+    void* p = nullptr;
+    LAB_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocPortable));
+    size_[static_cast<double*>(p)] = bytes;
+    return static_cast<double*>(p);
+  }
+  void give(double* p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.emplace_back(p, size_[p]);
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::pair<double*, size_t>> free_;
+  std::map<double*, size_t> size_;
+};
+
+// cublasCreate costs milliseconds and allocates a workspace: handles are kept
+// per device and handed out again, like the staging buffers.
+class HandlePool {
+ public:
+  static HandlePool& get() {
+    static HandlePool* p = new HandlePool;
+    return *p;
+  }
+  cublasHandle_t take(int device) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& list = free_[device];
+      if (!list.empty()) {
+        cublasHandle_t h = list.back();
+        list.pop_back();
+        return h;
+      }
+    }
+    cublasHandle_t h = nullptr;
+    LAB_CUDA_CHECK(cublasCreate(&h));
+    return h;
+  }
+  void give(int device, cublasHandle_t h) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_[device].push_back(h);
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<int, std::vector<cublasHandle_t>> free_;
+};
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+// A pinned buffer of the ring, its last copy's event, and (for a store) the
+// host block that still waits for its part of the copy.
+struct Worker::Staging {
+  double* buf = nullptr;
+  cuda::Event done;
+  bool busy = false;
+  bool has_out = false;
+  MatView out{};
+};
+
+// A traced copy or product: the events around it.
+struct Worker::Op {
+  std::unique_ptr<cuda::Event> start, end;
+  const char* kind = "";
+  int64_t bytes = 0;
+  cudaStream_t stream = nullptr;
+};
+
+std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
+                              const Options& opts, const std::vector<StreamSlot>& slots) {
+  check_gemm_args(A, B, C);
+  check_options(opts);
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error(std::string("no CUDA device: ") + cudaGetErrorString(e));
+  }
+  for (int g : opts.gpus)
+    if (g >= count)
+      throw std::invalid_argument("gpus: GPU id " + std::to_string(g) + " does not exist (" +
+                                  std::to_string(count) + " visible)");
+  if (gemm_quick_return(alpha, A, B, beta, C)) return nullptr;
+
+  // Streams per device, from the slots this variant runs.
+  std::map<int, int> per_device;
+  int busiest = 0;
+  for (const auto& s : slots) busiest = std::max(busiest, ++per_device[s.device]);
+  size_t cap = opts.device_mem_limit;
+  if (cap == 0) {
+    // What the emptiest device has free, less room for cuBLAS's workspaces and the runtime.
+    size_t least = SIZE_MAX;
+    for (const auto& [dev, n] : per_device) {
+      LAB_CUDA_CHECK(cudaSetDevice(dev));
+      size_t free_b = 0, total_b = 0;
+      LAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+      const size_t reserve = size_t(256) << 20;
+      const size_t usable = free_b / 10 * 9 > reserve * size_t(n) ? free_b / 10 * 9 - reserve * size_t(n) : 0;
+      least = std::min(least, usable);
+    }
+    cap = least;
+  }
+  auto call = std::make_unique<Call>();
+  call->alpha = alpha, call->beta = beta;
+  call->A = A, call->B = B, call->C = C;
+  call->opts = opts;
+  call->plan = make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, int(slots.size()), opts.device_mem_limit > 0);
+  call->t0 = Clock::now();
+  return call;
+}
+
+Worker::Worker(Call& call, StreamSlot slot)
+    : call_(call), slot_(slot), device_((LAB_CUDA_CHECK(cudaSetDevice(slot.device)), slot.device)) {
+  const TileShape& t = plan().shape;
+  dC_ = cuda::DeviceBuffer<double>(size_t(t.tm * t.tn));
+  for (int b = 0; b < 2; ++b) {
+    dA_[b] = cuda::DeviceBuffer<double>(size_t(t.tm * t.tk));
+    dB_[b] = cuda::DeviceBuffer<double>(size_t(t.tk * t.tn));
+  }
+  blas_ = HandlePool::get().take(slot.device);
+  LAB_CUDA_CHECK(cublasSetStream(blas_, compute_.get()));
+  const Options& o = call.opts;
+  const int streams = int(o.gpus.size()) * o.streams_per_gpu;
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  host_threads_ = o.host_threads > 0 ? o.host_threads : std::clamp(cores / streams, 1, 8);
+  // Staging (only pageable matrices use it): four buffers for copies in, so
+  // the host can fill the next panels while the last ones travel; enough for
+  // a whole C tile out, so the host's part of a tile's store waits until the
+  // next tile's.
+  // (allocated on first use: pinned matrices need none).
+  staging_elems_ = std::max(t.tm * t.tk, t.tk * t.tn);
+  const int64_t chunk_cols = std::max<int64_t>(1, staging_elems_ / t.tm);
+  out_ring_size_ = size_t(std::clamp<int64_t>((t.tn + chunk_cols - 1) / chunk_cols, 2, 64));
+  if (call.opts.trace) {
+    // The trace's clock: an event on an idle stream completes at once, so the
+    // host time after waiting for it is the event's time (to a few microseconds).
+    ref_.record(h2d_.get());
+    ref_.sync();
+    ref_s_ = seconds_since(call.t0);
+  }
+}
+
+Worker::~Worker() {
+  cudaSetDevice(slot_.device);
+  cudaStreamSynchronize(h2d_.get());
+  cudaStreamSynchronize(compute_.get());
+  cudaStreamSynchronize(d2h_.get());
+  cudaGetLastError();
+  for (auto* ring : {&in_ring_, &out_ring_})
+    for (auto& s : *ring)
+      if (s.buf) PinnedPool::get().give(s.buf);
+  if (blas_) HandlePool::get().give(slot_.device, blas_);
+}
+
+bool Worker::pinned(const void* p) const {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();  // not an error worth keeping: the memory is simply not known to CUDA
+    return false;
+  }
+  return a.type == cudaMemoryTypeHost;
+}
+
+Worker::Staging& Worker::take(std::vector<Staging>& ring, size_t& next, size_t count) {
+  if (ring.empty()) {
+    ring = std::vector<Staging>(count);
+    for (auto& s : ring) s.buf = PinnedPool::get().take(sizeof(double) * size_t(staging_elems_));
+  }
+  Staging& s = ring[next];
+  next = (next + 1) % ring.size();
+  settle(s);
+  return s;
+}
+
+void Worker::settle(Staging& s) {
+  if (s.busy) {
+    s.done.sync();
+    s.busy = false;
+  }
+  if (s.has_out) {
+    host_copy(s.out, ConstMatView{s.buf, s.out.rows, s.out.cols, std::max<int64_t>(1, s.out.rows)});
+    s.has_out = false;
+  }
+}
+
+void Worker::host_copy(MatView dst, ConstMatView src) const {
+  // One host thread copies about 10 GB/s; pageable staging needs several.
+  const int64_t cols = dst.cols;
+  const size_t col_bytes = sizeof(double) * size_t(dst.rows);
+#pragma omp parallel for num_threads(host_threads_) schedule(static) if (cols * dst.rows > 65536)
+  for (int64_t j = 0; j < cols; ++j) std::memcpy(dst.data + j * dst.ld, src.data + j * src.ld, col_bytes);
+}
+
+int Worker::begin_op(cudaStream_t s) {
+  if (!call_.opts.trace) return -1;
+  Op op;
+  op.start = std::make_unique<cuda::Event>();
+  op.end = std::make_unique<cuda::Event>();
+  op.start->record(s);
+  op.stream = s;
+  ops_.push_back(std::move(op));
+  return int(ops_.size()) - 1;
+}
+
+void Worker::end_op(int i, cudaStream_t s, const char* kind, int64_t bytes) {
+  if (i < 0) return;
+  ops_[size_t(i)].end->record(s);
+  ops_[size_t(i)].kind = kind;
+  ops_[size_t(i)].bytes = bytes;
+}
+
+void Worker::load(MatView dev, ConstMatView host, cudaStream_t s) {
+  if (dev.rows == 0 || dev.cols == 0) return;
+  const size_t width = sizeof(double) * size_t(host.rows);
+  const int64_t bytes = int64_t(width) * host.cols;
+  const double* last = host.data + (host.cols - 1) * host.ld + host.rows - 1;
+  if (pinned(host.data) && pinned(last)) {
+    const int op = begin_op(s);
+    LAB_CUDA_CHECK(cudaMemcpy2DAsync(dev.data, sizeof(double) * size_t(dev.ld), host.data,
+                                     sizeof(double) * size_t(host.ld), width, size_t(host.cols),
+                                     cudaMemcpyHostToDevice, s));
+    end_op(op, s, "H2D", bytes);
+    return;
+  }
+  // Pageable: through the staging buffers, in chunks of whole columns.
+  const int64_t chunk = std::max<int64_t>(1, staging_elems_ / std::max<int64_t>(1, host.rows));
+  for (int64_t j = 0; j < host.cols; j += chunk) {
+    const int64_t w = std::min(chunk, host.cols - j);
+    Staging& st = take(in_ring_, in_next_, 4);
+    host_copy(MatView{st.buf, host.rows, w, host.rows}, host.block(0, j, host.rows, w));
+    const int op = begin_op(s);
+    LAB_CUDA_CHECK(cudaMemcpy2DAsync(dev.data + j * dev.ld, sizeof(double) * size_t(dev.ld), st.buf, width, width,
+                                     size_t(w), cudaMemcpyHostToDevice, s));
+    end_op(op, s, "H2D", int64_t(width) * w);
+    st.done.record(s);
+    st.busy = true;
+  }
+}
+
+void Worker::store(MatView host, ConstMatView dev, cudaStream_t s) {
+  if (host.rows == 0 || host.cols == 0) return;
+  const size_t width = sizeof(double) * size_t(host.rows);
+  const double* last = host.data + (host.cols - 1) * host.ld + host.rows - 1;
+  if (pinned(host.data) && pinned(last)) {
+    const int op = begin_op(s);
+    LAB_CUDA_CHECK(cudaMemcpy2DAsync(host.data, sizeof(double) * size_t(host.ld), dev.data,
+                                     sizeof(double) * size_t(dev.ld), width, size_t(host.cols),
+                                     cudaMemcpyDeviceToHost, s));
+    end_op(op, s, "D2H", int64_t(width) * host.cols);
+    return;
+  }
+  const int64_t chunk = std::max<int64_t>(1, staging_elems_ / std::max<int64_t>(1, host.rows));
+  for (int64_t j = 0; j < host.cols; j += chunk) {
+    const int64_t w = std::min(chunk, host.cols - j);
+    Staging& st = take(out_ring_, out_next_, out_ring_size_);
+    const int op = begin_op(s);
+    LAB_CUDA_CHECK(cudaMemcpy2DAsync(st.buf, width, dev.data + j * dev.ld, sizeof(double) * size_t(dev.ld), width,
+                                     size_t(w), cudaMemcpyDeviceToHost, s));
+    end_op(op, s, "D2H", int64_t(width) * w);
+    st.done.record(s);
+    st.busy = true;
+    st.has_out = true;
+    st.out = host.block(0, j, host.rows, w);
+  }
+}
+
+void Worker::gemm(double alpha, ConstMatView dA, ConstMatView dB, double beta, MatView dC) {
+  if (dC.rows == 0 || dC.cols == 0) return;
+  const int op = begin_op(compute_.get());
+  LAB_CUDA_CHECK(cublasDgemm_64(blas_, CUBLAS_OP_N, CUBLAS_OP_N, dC.rows, dC.cols, dA.cols, &alpha, dA.data,
+                                dA.ld, dB.data, dB.ld, &beta, dC.data, dC.ld));
+  end_op(op, compute_.get(), "compute", 0);
+}
+
+void Worker::finish() {
+  h2d_.sync();
+  compute_.sync();
+  d2h_.sync();
+  for (auto* ring : {&in_ring_, &out_ring_})
+    for (auto& s : *ring) settle(s);
+  if (!call_.opts.trace || ops_.empty()) return;
+  std::vector<TraceEvent> mine;
+  mine.reserve(ops_.size());
+  for (const Op& op : ops_) {
+    TraceEvent e;
+    e.gpu = slot_.gpu;
+    e.device = slot_.device;
+    e.stream = slot_.stream;
+    e.kind = op.kind;
+    e.bytes = op.bytes;
+    e.start_s = ref_s_ + op.start->seconds_since(ref_);
+    e.end_s = ref_s_ + op.end->seconds_since(ref_);
+    mine.push_back(e);
+  }
+  ops_.clear();  // finish() may come once per tile (the synchronous loop)
+  std::lock_guard<std::mutex> lock(call_.trace_mu);
+  call_.opts.trace->insert(call_.opts.trace->end(), mine.begin(), mine.end());
+}
+
+void run_streams(Call& call, const std::vector<StreamSlot>& slots, const std::function<void(Worker&)>& body) {
+  std::mutex mu;
+  std::exception_ptr first;
+  auto run_one = [&](StreamSlot slot) {
+    try {
+      Worker w(call, slot);
+      body(w);
+      w.finish();
+    } catch (...) {
+      call.failed = true;
+      std::lock_guard<std::mutex> lock(mu);
+      if (!first) first = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(slots.size());
+  for (const StreamSlot& s : slots) threads.emplace_back(run_one, s);
+  for (auto& t : threads) t.join();
+  if (first) std::rethrow_exception(first);
+}
+
+}  // namespace lab::step07::detail

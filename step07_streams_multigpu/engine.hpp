@@ -1,0 +1,139 @@
+// engine.hpp — what the three variants of step07 share and the student does
+// not write: the per-stream buffers (device tiles and panels, pinned staging),
+// copies of host blocks that work for pinned and pageable memory alike,
+// traced copies and products, and the host threads that run the streams.
+//
+// The student's part (sync.cpp, streams.cpp, multigpu.cpp) is the order of
+// copies and products, the events between the streams, and the work split.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "lab/cuda.hpp"
+#include "plan.hpp"
+#include "streams.hpp"
+
+namespace lab::step07::detail {
+
+using Clock = std::chrono::steady_clock;
+
+/// One call of a variant, as every stream of it sees it.
+struct Call {
+  double alpha = 1, beta = 0;
+  ConstMatView A{}, B{};
+  MatView C{};
+  Plan plan;
+  Options opts;
+  Clock::time_point t0;            ///< the trace's time zero
+  std::atomic<bool> failed{false};  ///< set when any stream failed: the others stop early
+  std::mutex trace_mu;
+};
+
+/// The start of every variant: checks the arguments and the options
+/// (std::invalid_argument before any work, GPU ids included), does BLAS's
+/// early exits on the host (alpha == 0 or k == 0: C <- beta C, A and B not
+/// read) and makes the tile plan for these streams. Returns nullptr when
+/// nothing is left to do.
+std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
+                              const Options& opts, const std::vector<StreamSlot>& slots);
+
+/// What one stream of one GPU owns for a call: three CUDA streams (copies in,
+/// products, copies out: the copy engines of each direction and the SMs each
+/// get a queue of their own), a cuBLAS handle on the product stream, the C
+/// tile and two buffers each of A and B panels on the device, pinned staging
+/// buffers for pageable host memory, and the events the orchestration needs.
+class Worker {
+  // First, so that every stream, event and buffer below is made on this device.
+  Call& call_;
+  StreamSlot slot_;
+  int device_;
+
+ public:
+  /// Makes the current device slot.device and allocates (throws on failure).
+  Worker(Call& call, StreamSlot slot);
+  /// Waits for this worker's streams (errors ignored) so that nothing is in
+  /// flight when the buffers go.
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  Call& call() const { return call_; }
+  const StreamSlot& slot() const { return slot_; }
+  /// True once any stream of the call failed: stop taking work.
+  bool stopped() const { return call_.failed.load(std::memory_order_relaxed); }
+
+  cudaStream_t h2d() const { return h2d_.get(); }
+  cudaStream_t compute() const { return compute_.get(); }
+  cudaStream_t d2h() const { return d2h_.get(); }
+
+  /// Device views (ld = the buffer's full height) of the C tile and of panel buffer b (0 or 1).
+  MatView c_tile(int64_t rows, int64_t cols) const { return {dC_.data(), rows, cols, plan().shape.tm}; }
+  MatView a_panel(int b, int64_t rows, int64_t cols) const { return {dA_[b].data(), rows, cols, plan().shape.tm}; }
+  MatView b_panel(int b, int64_t rows, int64_t cols) const { return {dB_[b].data(), rows, cols, plan().shape.tk}; }
+
+  /// Events the orchestration records and waits for (see streams.cpp).
+  cuda::Event panel_ready[2], panel_free[2];
+  cuda::Event c_loaded, c_done, c_stored;
+  /// The panel buffer to use next (alternates 0, 1, 0, ... across tiles).
+  int next_panel_buffer() { return (panel_count_++) % 2; }
+
+  /// Copies a host block into device memory on stream s (traced as H2D).
+  /// Pinned host memory: one asynchronous 2D copy. Pageable: waits for a free
+  /// staging buffer, copies the block there with host threads, then queues an
+  /// asynchronous copy from it; so this returns once the host's part is done.
+  void load(MatView dev, ConstMatView host, cudaStream_t s);
+  /// Copies a device block back into a host block on stream s (traced as
+  /// D2H). Pageable host memory goes through staging, and the host's part of
+  /// that copy is done when the staging buffer is needed again or in finish().
+  void store(MatView host, ConstMatView dev, cudaStream_t s);
+  /// dC <- alpha dA dB + beta dC with cublasDgemm on the product stream (traced as compute).
+  void gemm(double alpha, ConstMatView dA, ConstMatView dB, double beta, MatView dC);
+  /// Waits for everything this worker queued, finishes staged stores, adds its trace to the call's.
+  void finish();
+
+ private:
+  struct Staging;
+  struct Op;
+  const Plan& plan() const { return call_.plan; }
+  bool pinned(const void* p) const;
+  Staging& take(std::vector<Staging>& ring, size_t& next, size_t count);
+  void settle(Staging& s);
+  void host_copy(MatView dst, ConstMatView src) const;
+  int begin_op(cudaStream_t s);
+  void end_op(int op, cudaStream_t s, const char* kind, int64_t bytes);
+
+  cuda::Stream h2d_, compute_, d2h_;
+  cublasHandle_t blas_ = nullptr;
+  cuda::DeviceBuffer<double> dC_, dA_[2], dB_[2];
+  std::vector<Staging> in_ring_, out_ring_;
+  size_t in_next_ = 0, out_next_ = 0, out_ring_size_ = 2;
+  int64_t staging_elems_ = 0;
+  int host_threads_ = 1;
+  int panel_count_ = 0;
+  std::vector<Op> ops_;
+  cuda::Event ref_;
+  double ref_s_ = 0;
+};
+
+/// Runs body(worker) for every slot, each on a host thread of its own with a
+/// Worker made there, then finish(). When a worker throws, call.failed tells
+/// the others to stop; all are joined and the first exception is rethrown.
+void run_streams(Call& call, const std::vector<StreamSlot>& slots, const std::function<void(Worker&)>& body);
+
+}  // namespace lab::step07::detail
+
+namespace lab::step07 {
+inline namespace LAB_IMPL_NS {
+/// Variant 2's orchestration of one C tile (streams.cpp); variant 3 runs it too.
+void run_tile(detail::Worker& w, int64_t index);
+}  // namespace LAB_IMPL_NS
+}  // namespace lab::step07

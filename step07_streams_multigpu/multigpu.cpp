@@ -1,0 +1,28 @@
+// Variant 3 of step07: every GPU of opts.gpus, several streams each.
+//
+// The streams are listed GPU by GPU ("first fill all streams of a GPU, then
+// move to the next GPU"), so the first tiles go out in that order. After
+// that no stream is given a fixed share: each takes the next tile from one
+// shared queue (plan.hpp's TileQueue) when it is ready for one, so a GPU that
+// runs faster, or has more streams, simply takes more tiles, and all finish
+// within about one tile of each other. A GPU id listed twice (`0,0`) is two
+// entries on one device: the same code, tested on one GPU.
+#include <algorithm>
+
+#include "engine.hpp"
+#include "lab/todo.hpp"
+
+namespace lab::step07 {
+inline namespace LAB_IMPL_NS {
+
+void dgemm_multigpu(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, const Options& opts) {
+  check_options(opts);
+  std::vector<StreamSlot> slots;
+  // TODO: list the streams GPU by GPU, then let every stream take tiles from one shared TileQueue
+  (void)alpha, (void)A, (void)B, (void)beta, (void)C;
+  LAB_TODO("step07 multigpu: list the streams GPU by GPU (StreamSlot), prepare the call, and let each "
+           "stream take tiles from one shared TileQueue until it is empty (run_streams, run_tile)");
+}
+
+}  // namespace LAB_IMPL_NS
+}  // namespace lab::step07

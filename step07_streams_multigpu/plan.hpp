@@ -1,0 +1,102 @@
+// plan.hpp — how step07 cuts C into tiles and deals them (plain C++: the
+// logic is tested on any machine, with or without a GPU).
+//
+// A stream (a worker) owns one tm x tn tile of C on the device and two
+// buffers each for a tm x tk panel of A and a tk x tn panel of B (double
+// buffering: the next panel arrives while the product runs on the current).
+// For a C tile resident across the k loop, A crosses PCIe once per column of
+// tiles and B once per row of tiles:
+//   bytes H2D = 8 (ceil(n/tn) m k + ceil(m/tm) k n + m n [beta != 0]),  D2H = 8 m n,
+// so the plan takes the largest tiles the memory cap allows (and no fewer
+// tiles than streams, or some would idle).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "streams.hpp"
+
+namespace lab::step07 {
+
+struct TileShape {
+  int64_t tm = 0, tn = 0, tk = 0;
+};
+
+/// Device bytes one stream needs: its C tile and two panels each of A and B.
+int64_t stream_device_bytes(const TileShape& t);
+
+/// One tile of C: rows [i0, i0 + rows), columns [j0, j0 + cols).
+struct TileRange {
+  int64_t i0, j0, rows, cols;
+};
+
+struct Plan {
+  int64_t m = 0, n = 0, k = 0;
+  TileShape shape;
+  int64_t tiles_m = 0, tiles_n = 0, panels = 0;
+
+  int64_t tiles() const { return tiles_m * tiles_n; }
+  /// Tiles are numbered down the columns of the tile grid (column-major, like C).
+  TileRange tile(int64_t index) const;
+  /// k range [p0, p0 + depth) of panel p.
+  int64_t panel_start(int64_t p) const { return p * shape.tk; }
+  int64_t panel_depth(int64_t p) const;
+  /// What crosses PCIe in one call (the formula above).
+  double h2d_bytes(bool load_c) const;
+  double d2h_bytes() const;
+  /// One line: tiles, panels, bytes per stream, bytes moved.
+  std::string describe(bool load_c) const;
+};
+
+/// Throws std::invalid_argument naming the option unless it is usable:
+/// a non-empty list of non-negative GPU ids, streams >= 1, tiles >= 0 (0 =
+/// chosen), host_threads >= 0. Does not ask whether the ids exist.
+void check_options(const Options& o);
+
+/// Streams that share one device: entries of `gpus` with that id times streams_per_gpu
+/// (the most over all devices).
+int streams_on_busiest_device(const Options& o);
+
+/// The tiles for an m x n x k product. `cap` is the device bytes the streams
+/// of one device share, `streams_per_device` how many share it, `streams_total`
+/// how many there are in all. Requested sizes (opts.tm/tn/tk > 0; tn, tk
+/// default to tm) are kept, clipped to the matrix; otherwise the largest
+/// tiles that fit, no fewer than streams_total of them where the matrix
+/// allows. Throws std::invalid_argument when `cap_given` and the cap cannot
+/// hold one tile set, std::runtime_error when a cap read from the device cannot.
+Plan make_plan(int64_t m, int64_t n, int64_t k, const Options& opts, size_t cap, int streams_per_device,
+               int streams_total, bool cap_given);
+
+/// The work split of dgemm_multigpu: tiles handed out one at a time from a
+/// shared counter, so a faster (or less loaded) GPU simply takes more of them
+/// and all finish within about one tile of each other. Thread-safe.
+class TileQueue {
+ public:
+  /// Tiles 0 .. dealt_up_front - 1 are handed out by the caller (a first
+  /// round: stream i starts with tile i); next() deals the rest.
+  explicit TileQueue(int64_t tiles, int64_t dealt_up_front = 0) : tiles_(tiles), next_(dealt_up_front) {}
+  /// The next tile, or -1 when all are taken or stop() was called.
+  int64_t next() {
+    if (stopped_.load(std::memory_order_relaxed)) return -1;
+    const int64_t t = next_.fetch_add(1, std::memory_order_relaxed);
+    return t < tiles_ ? t : -1;
+  }
+  /// Ends the dealing (an error on one GPU): every next() from now on returns -1.
+  void stop() { stopped_.store(true, std::memory_order_relaxed); }
+  bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
+
+ private:
+  int64_t tiles_;
+  std::atomic<int64_t> next_;
+  std::atomic<bool> stopped_{false};
+};
+
+/// A stream of a GPU entry: which entry of Options::gpus, its device id, its index there.
+struct StreamSlot {
+  int gpu = 0, device = 0, stream = 0;
+};
+
+}  // namespace lab::step07

@@ -1,0 +1,307 @@
+// step07_probe: what bounds step07 on this machine, measured.
+//
+//   step07_probe [--gpus 0,1] [--bytes 1G] [--dgemm-n 8192] [--sizes 8192,16384,32768]
+//                [--streams 2] [--csv FILE]
+//
+// Per GPU: pinned and pageable copies host -> device and back, pinned both
+// ways at once; all GPUs copying at once; the host's memcpy rate (one thread
+// and all cores: what staging a pageable matrix costs); device-resident
+// cublasDgemm on random doubles. Then, for each size, the bytes step07's plan
+// moves and the bound max(PCIe time, compute time) the handout compares with.
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lab/bench.hpp"
+#include "lab/cuda.hpp"
+#include "plan.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kReps = 5;
+
+struct Row {
+  std::string what;
+  int gpu;
+  double value;
+  std::string unit;
+};
+std::vector<Row> rows;
+
+void report(const std::string& what, int gpu, double value, const std::string& unit) {
+  rows.push_back({what, gpu, value, unit});
+  if (gpu >= 0) std::printf("  %-44s GPU %d  %10.2f %s\n", what.c_str(), gpu, value, unit.c_str());
+  else std::printf("  %-44s        %10.2f %s\n", what.c_str(), value, unit.c_str());
+  std::fflush(stdout);
+}
+
+int64_t parse_size(const std::string& s) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str()) throw lab::UsageError("not a size: '" + s + "'");
+  const std::string unit = end;
+  if (unit == "K" || unit == "k") v *= 1024;
+  else if (unit == "M" || unit == "m") v *= 1024.0 * 1024;
+  else if (unit == "G" || unit == "g") v *= 1024.0 * 1024 * 1024;
+  else if (!unit.empty()) throw lab::UsageError("not a size: '" + s + "'");
+  if (v < 1) throw lab::UsageError("not a size: '" + s + "'");
+  return int64_t(v);
+}
+
+// Best of kReps of one copy of `bytes` (seconds), timed with events.
+double time_copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
+  lab::cuda::Event a, b;
+  double best = 1e30;
+  LAB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));  // warm-up
+  LAB_CUDA_CHECK(cudaStreamSynchronize(s));
+  for (int r = 0; r < kReps; ++r) {
+    a.record(s);
+    LAB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
+    b.record(s);
+    b.sync();
+    best = std::min(best, b.seconds_since(a));
+  }
+  return best;
+}
+
+// Pageable copies are synchronous for the host: timed on the host clock.
+double time_pageable(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+  double best = 1e30;
+  LAB_CUDA_CHECK(cudaMemcpy(dst, src, bytes, kind));
+  for (int r = 0; r < kReps; ++r) {
+    const auto t = Clock::now();
+    LAB_CUDA_CHECK(cudaMemcpy(dst, src, bytes, kind));
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t).count());
+  }
+  return best;
+}
+
+double gbs(size_t bytes, double s) { return double(bytes) / s / 1e9; }
+
+struct PinnedHost {
+  void* p = nullptr;
+  explicit PinnedHost(size_t bytes) { LAB_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocPortable)); }
+  ~PinnedHost() { cudaFreeHost(p); }
+};
+
+void probe_gpu(int g, size_t bytes, double* h2d_out, double* d2h_out) {
+  LAB_CUDA_CHECK(cudaSetDevice(g));
+  lab::cuda::DeviceBuffer<char> d(bytes), d2(bytes);
+  PinnedHost h(bytes), h2(bytes);
+  std::vector<char> pageable(bytes, 1);
+  std::memset(h.p, 1, bytes);
+  lab::cuda::Stream s1, s2;
+  const double h2d = gbs(bytes, time_copy(d.data(), h.p, bytes, cudaMemcpyHostToDevice, s1.get()));
+  const double d2h = gbs(bytes, time_copy(h.p, d.data(), bytes, cudaMemcpyDeviceToHost, s1.get()));
+  report("pinned H2D", g, h2d, "GB/s");
+  report("pinned D2H", g, d2h, "GB/s");
+  // Both directions at once (two copy engines): the duplex rate step07 relies on.
+  lab::cuda::Event a, b1, b2;
+  double best = 1e30;
+  for (int r = 0; r < kReps; ++r) {
+    LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    a.record(s1.get());
+    LAB_CUDA_CHECK(cudaStreamWaitEvent(s2.get(), a.get()));
+    LAB_CUDA_CHECK(cudaMemcpyAsync(d.data(), h.p, bytes, cudaMemcpyHostToDevice, s1.get()));
+    LAB_CUDA_CHECK(cudaMemcpyAsync(h2.p, d2.data(), bytes, cudaMemcpyDeviceToHost, s2.get()));
+    b1.record(s1.get());
+    b2.record(s2.get());
+    b1.sync();
+    b2.sync();
+    best = std::min(best, std::max(b1.seconds_since(a), b2.seconds_since(a)));
+  }
+  report("pinned H2D + D2H at once (sum)", g, gbs(2 * bytes, best), "GB/s");
+  report("pageable H2D", g, gbs(bytes, time_pageable(d.data(), pageable.data(), bytes, cudaMemcpyHostToDevice)),
+         "GB/s");
+  report("pageable D2H", g, gbs(bytes, time_pageable(pageable.data(), d.data(), bytes, cudaMemcpyDeviceToHost)),
+         "GB/s");
+  *h2d_out = h2d;
+  *d2h_out = d2h;
+}
+
+double probe_all_at_once(const std::vector<int>& gpus, size_t bytes) {
+  std::vector<std::unique_ptr<lab::cuda::DeviceBuffer<char>>> d;
+  std::vector<std::unique_ptr<PinnedHost>> h;
+  std::vector<std::unique_ptr<lab::cuda::Stream>> s;
+  for (int g : gpus) {
+    LAB_CUDA_CHECK(cudaSetDevice(g));
+    d.push_back(std::make_unique<lab::cuda::DeviceBuffer<char>>(bytes));
+    h.push_back(std::make_unique<PinnedHost>(bytes));
+    s.push_back(std::make_unique<lab::cuda::Stream>());
+  }
+  double best = 1e30;
+  for (int r = 0; r < kReps + 1; ++r) {
+    const auto t = Clock::now();
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      LAB_CUDA_CHECK(cudaSetDevice(gpus[i]));
+      LAB_CUDA_CHECK(cudaMemcpyAsync(d[i]->data(), h[i]->p, bytes, cudaMemcpyHostToDevice, s[i]->get()));
+    }
+    for (auto& st : s) st->sync();
+    if (r > 0) best = std::min(best, std::chrono::duration<double>(Clock::now() - t).count());
+  }
+  return gbs(bytes * gpus.size(), best);
+}
+
+double probe_host_memcpy(size_t bytes, int threads) {
+  std::vector<char> src(bytes, 1);
+  PinnedHost dst(bytes);
+  double best = 1e30;
+  for (int r = 0; r < kReps + 1; ++r) {
+    const auto t = Clock::now();
+    std::vector<std::thread> ts;
+    const size_t part = (bytes + size_t(threads) - 1) / size_t(threads);
+    for (int i = 0; i < threads; ++i)
+      ts.emplace_back([&, i] {
+        const size_t lo = std::min(bytes, part * size_t(i)), hi = std::min(bytes, lo + part);
+        std::memcpy(static_cast<char*>(dst.p) + lo, src.data() + lo, hi - lo);
+      });
+    for (auto& th : ts) th.join();
+    if (r > 0) best = std::min(best, std::chrono::duration<double>(Clock::now() - t).count());
+  }
+  return gbs(bytes, best);
+}
+
+double probe_dgemm(int g, int64_t n) {
+  LAB_CUDA_CHECK(cudaSetDevice(g));
+  lab::Matrix A(n, n), B(n, n);
+  A.fill_random(1);
+  B.fill_random(2);
+  const lab::cuda::DeviceMatrix dA = lab::cuda::DeviceMatrix::from_host(A.cview());
+  const lab::cuda::DeviceMatrix dB = lab::cuda::DeviceMatrix::from_host(B.cview());
+  lab::cuda::DeviceMatrix dC = lab::cuda::DeviceMatrix::from_host(A.cview());
+  lab::cuda::CublasHandle h;
+  lab::cuda::Stream s;
+  const double one = 1.0, zero = 0.0;
+  auto call = [&] {
+    LAB_CUDA_CHECK(cublasDgemm_64(h.on(s.get()), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.view().data, n,
+                                  dB.view().data, n, &zero, dC.view().data, n));
+  };
+  lab::TimingOptions o;
+  o.min_reps = 3;
+  o.min_time_s = 0.5;
+  const lab::Timing t = lab::cuda::time_device(call, s.get(), o);
+  return lab::gflops(n, n, n, t.median_s) / 1e3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> gpus;
+  size_t bytes = size_t(1) << 30;
+  int64_t dgemm_n = 8192;
+  std::vector<int64_t> sizes{8192, 16384, 32768};
+  int streams = 2;
+  std::string csv;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      auto value = [&]() -> std::string {
+        if (i + 1 >= argc) throw lab::UsageError("option " + a + " needs a value");
+        return argv[++i];
+      };
+      if (a == "--gpus") {
+        for (const auto& s : lab::split_list(value())) gpus.push_back(int(parse_size(s)));
+      } else if (a == "--bytes") {
+        bytes = size_t(parse_size(value()));
+      } else if (a == "--dgemm-n") {
+        dgemm_n = parse_size(value());
+      } else if (a == "--sizes") {
+        sizes.clear();
+        for (const auto& s : lab::split_list(value())) sizes.push_back(parse_size(s));
+      } else if (a == "--streams") {
+        streams = int(parse_size(value()));
+      } else if (a == "--csv") {
+        csv = value();
+      } else if (a == "--help" || a == "-h") {
+        std::printf("usage: step07_probe [--gpus 0,1] [--bytes 1G] [--dgemm-n 8192] [--sizes 8192,16384,32768] "
+                    "[--streams 2] [--csv FILE]\n");
+        return 0;
+      } else {
+        throw lab::UsageError("unknown option '" + a + "' (see --help)");
+      }
+    }
+  } catch (const lab::UsageError& e) {
+    std::cerr << "step07_probe: error: " << e.what() << "\n";
+    return 2;
+  }
+  std::string why;
+  if (!lab::cuda::device_available(&why)) {
+    std::printf("step07_probe: skipped: %s\n", why.c_str());
+    return 77;
+  }
+  try {
+    int count = 0;
+    LAB_CUDA_CHECK(cudaGetDeviceCount(&count));
+    if (gpus.empty())
+      for (int g = 0; g < count; ++g) gpus.push_back(g);
+    for (int g : gpus)
+      if (g >= count) throw lab::UsageError("--gpus: GPU " + std::to_string(g) + " does not exist");
+    std::printf("# step07_probe: %zu GPU(s), copies of %.2f GiB, best of %d\n", gpus.size(),
+                double(bytes) / double(1 << 30), kReps);
+    double h2d = 1e30, d2h = 1e30;
+    for (int g : gpus) {
+      double a = 0, b = 0;
+      probe_gpu(g, bytes, &a, &b);
+      h2d = std::min(h2d, a);
+      d2h = std::min(d2h, b);
+    }
+    if (gpus.size() > 1) report("pinned H2D, all GPUs at once (sum)", -1, probe_all_at_once(gpus, bytes), "GB/s");
+    const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    const double mc1 = probe_host_memcpy(bytes, 1), mcn = probe_host_memcpy(bytes, cores);
+    report("host memcpy pageable -> pinned, 1 thread", -1, mc1, "GB/s");
+    report("host memcpy pageable -> pinned, " + std::to_string(cores) + " threads", -1, mcn, "GB/s");
+    const double tflops = probe_dgemm(gpus.front(), dgemm_n);
+    report("device-resident cublasDgemm n=" + std::to_string(dgemm_n), gpus.front(), tflops, "TFLOP/s");
+
+    // The bound: PCIe time (each direction on its own engine) against compute.
+    std::printf("\n# bound of step07 (one GPU, %d streams, tiles for all its memory), pinned and pageable:\n",
+                streams);
+    std::printf("  %6s %-34s %8s %8s %8s %9s %12s\n", "n", "plan", "H2D_s", "D2H_s", "gemm_s", "bound", "pageable");
+    LAB_CUDA_CHECK(cudaSetDevice(gpus.front()));
+    size_t free_b = 0, total_b = 0;
+    LAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    for (int64_t n : sizes) {
+      lab::step07::Options o;
+      o.streams_per_gpu = streams;
+      const auto plan = lab::step07::make_plan(n, n, n, o, free_b / 10 * 9, streams, streams, false);
+      const double t_h2d = plan.h2d_bytes(true) / (h2d * 1e9), t_d2h = plan.d2h_bytes() / (d2h * 1e9);
+      const double t_gemm = 2.0 * double(n) * double(n) * double(n) / (tflops * 1e12);
+      const double bound = std::max({t_h2d, t_d2h, t_gemm});
+      // Pageable: every byte also passes the host's memcpy (all cores).
+      const double t_host = (plan.h2d_bytes(true) + plan.d2h_bytes()) / (mcn * 1e9);
+      const double bound_pg = std::max(bound, t_host);
+      char shape[64];
+      std::snprintf(shape, sizeof shape, "%lldx%lldx%lld, %lld tiles", (long long)plan.shape.tm,
+                    (long long)plan.shape.tn, (long long)plan.shape.tk, (long long)plan.tiles());
+      std::printf("  %6lld %-34s %8.3f %8.3f %8.3f %6.1f TF %9.1f TF\n", (long long)n, shape, t_h2d, t_d2h, t_gemm,
+                  lab::gflops(n, n, n, bound) / 1e3, lab::gflops(n, n, n, bound_pg) / 1e3);
+      rows.push_back({"bound pinned n=" + std::to_string(n), gpus.front(), lab::gflops(n, n, n, bound) / 1e3, "TFLOP/s"});
+      rows.push_back(
+          {"bound pageable n=" + std::to_string(n), gpus.front(), lab::gflops(n, n, n, bound_pg) / 1e3, "TFLOP/s"});
+    }
+    if (!csv.empty()) {
+      std::FILE* f = std::fopen(csv.c_str(), "w");
+      if (!f) throw std::runtime_error("cannot write '" + csv + "'");
+      std::fprintf(f, "what,gpu,value,unit\n");
+      for (const Row& r : rows) std::fprintf(f, "%s,%d,%.4f,%s\n", r.what.c_str(), r.gpu, r.value, r.unit.c_str());
+      std::fclose(f);
+    }
+  } catch (const lab::UsageError& e) {
+    std::cerr << "step07_probe: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "step07_probe: error: " << e.what() << "\n";
+    return 4;
+  }
+  return 0;
+}

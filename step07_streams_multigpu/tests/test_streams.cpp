@@ -1,0 +1,217 @@
+// step07 tests: the kernel contract through every variant on host views, with
+// tiny tiles or a device-memory cap that forces many tiles (odd edges, more
+// than two k panels), the GPU list `0,0`, pinned host matrices, the trace,
+// and the errors: bad options, a cap too small, an error on one stream.
+// Without a GPU every test reports SKIPPED.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "contract.hpp"
+#include "engine.hpp"
+#include "lab/check.hpp"
+#include "lab/cuda.hpp"
+#include "streams.hpp"
+
+namespace {
+
+using lab::ConstMatView;
+using lab::Matrix;
+using lab::MatView;
+using lab::step07::Options;
+
+using Fn = void (*)(double, ConstMatView, ConstMatView, double, MatView, const Options&);
+
+lab::testing::Subject subject(Fn f, Options o) {
+  lab::testing::Subject s;
+  s.gemm = [f, o](double alpha, ConstMatView A, ConstMatView B, double beta, MatView C) {
+    f(alpha, A, B, beta, C, o);
+  };
+  s.available = [](std::string* why) { return lab::cuda::device_available(why); };
+  return s;
+}
+
+Options tiles(int64_t tm, int64_t tn, int64_t tk, std::vector<int> gpus = {0}, int streams = 2) {
+  Options o;
+  o.tm = tm, o.tn = tn, o.tk = tk;
+  o.gpus = gpus;
+  o.streams_per_gpu = streams;
+  return o;
+}
+
+// A cap of 40 KiB per device: tiles of about 16 x 16, so the suite's sizes
+// (up to 129, k up to 300) run as many tiles and many panels.
+Options small_cap(std::vector<int> gpus = {0}, int streams = 2) {
+  Options o;
+  o.gpus = gpus;
+  o.streams_per_gpu = streams;
+  o.device_mem_limit = size_t(40) << 10;
+  return o;
+}
+
+bool skip_without_gpu() {
+  std::string why;
+  if (lab::cuda::device_available(&why)) return false;
+  std::printf("LAB-SKIP: %s\n", why.c_str());
+  return true;
+}
+
+struct Problem {
+  Matrix A, B, C0, C;
+  Problem(int64_t m, int64_t n, int64_t k) : A(m, k), B(k, n), C0(m, n), C(m, n) {
+    const uint64_t seed = lab::testing::fresh_seed();
+    A.fill_random(seed);
+    B.fill_random(seed + 1);
+    C0.fill_random(seed + 2);
+    reset();
+  }
+  void reset() {
+    for (int64_t e = 0; e < C.size(); ++e) C.data()[e] = C0.data()[e];
+  }
+  void expect_correct(double alpha, double beta) const {
+    const auto r = lab::check_against_reference(alpha, A.cview(), B.cview(), beta, C0.cview(), C.cview());
+    EXPECT_TRUE(r.ok) << r.report;
+  }
+};
+
+// Page-locks a matrix for the test's lifetime, the way a user would.
+struct Pin {
+  void* p;
+  explicit Pin(Matrix& m) : p(m.data()) {
+    LAB_CUDA_CHECK(cudaHostRegister(p, sizeof(double) * size_t(m.size()), cudaHostRegisterPortable));
+  }
+  ~Pin() { cudaHostUnregister(p); }
+};
+
+}  // namespace
+
+LAB_CONTRACT_SUITE(Step07Sync, subject(&lab::step07::dgemm_sync, tiles(16, 12, 5)));
+LAB_CONTRACT_SUITE(Step07Streams, subject(&lab::step07::dgemm_streams, small_cap()));
+LAB_CONTRACT_SUITE(Step07StreamsTiles, subject(&lab::step07::dgemm_streams, tiles(7, 9, 4, {0}, 3)));
+LAB_CONTRACT_SUITE(Step07MultiGpuTwiceOnOne, subject(&lab::step07::dgemm_multigpu, small_cap({0, 0})));
+LAB_CONTRACT_SUITE(Step07MultiGpuTiles, subject(&lab::step07::dgemm_multigpu, tiles(5, 11, 3, {0, 0}, 2)));
+
+TEST(Step07, DefaultOptionsOnALargerProduct) {
+  if (skip_without_gpu()) GTEST_SKIP();
+  Problem p(300, 257, 513);
+  for (Fn f : {&lab::step07::dgemm_sync, &lab::step07::dgemm_streams, &lab::step07::dgemm_multigpu}) {
+    p.reset();
+    f(1.5, p.A.cview(), p.B.cview(), -0.5, p.C.view(), Options{});
+    p.expect_correct(1.5, -0.5);
+  }
+}
+
+TEST(Step07, PinnedHostMatricesAreCopiedStraightFrom) {
+  if (skip_without_gpu()) GTEST_SKIP();
+  Problem p(131, 67, 45);
+  Pin a(p.A), b(p.B), c(p.C);
+  for (Fn f : {&lab::step07::dgemm_sync, &lab::step07::dgemm_streams, &lab::step07::dgemm_multigpu}) {
+    p.reset();
+    f(0.5, p.A.cview(), p.B.cview(), 2.0, p.C.view(), tiles(32, 16, 8, {0, 0}, 2));
+    p.expect_correct(0.5, 2.0);
+  }
+}
+
+TEST(Step07, OnlyAPinnedCAndAPageableAMix) {
+  if (skip_without_gpu()) GTEST_SKIP();
+  Problem p(70, 90, 33);
+  Pin c(p.C);
+  lab::step07::dgemm_streams(1.0, p.A.cview(), p.B.cview(), 0.5, p.C.view(), tiles(16, 16, 8));
+  p.expect_correct(1.0, 0.5);
+}
+
+TEST(Step07, TraceHasEveryCopyAndProductAndTheBytesOfThePlan) {
+  if (skip_without_gpu()) GTEST_SKIP();
+  const int64_t m = 100, n = 70, k = 90;
+  Problem p(m, n, k);
+  std::vector<lab::step07::TraceEvent> trace;
+  Options o = tiles(32, 32, 16, {0}, 2);
+  o.trace = &trace;
+  lab::step07::dgemm_streams(1.0, p.A.cview(), p.B.cview(), 1.0, p.C.view(), o);
+  p.expect_correct(1.0, 1.0);
+  double h2d = 0, d2h = 0;
+  int products = 0;
+  for (const auto& e : trace) {
+    EXPECT_LE(e.start_s, e.end_s);
+    EXPECT_GE(e.start_s, 0.0);
+    if (e.kind == "H2D") h2d += double(e.bytes);
+    else if (e.kind == "D2H") d2h += double(e.bytes);
+    else if (e.kind == "compute") ++products;
+    else ADD_FAILURE() << "unknown kind " << e.kind;
+  }
+  // 4 x 3 tiles of C, 6 panels each; A crosses once per column of tiles, B once per row.
+  EXPECT_EQ(products, 4 * 3 * 6);
+  EXPECT_DOUBLE_EQ(h2d, 8.0 * (3.0 * m * k + 4.0 * k * n + double(m) * n));
+  EXPECT_DOUBLE_EQ(d2h, 8.0 * m * n);
+}
+
+TEST(Step07, BadOptionsThrowBeforeAnyWork) {
+  if (skip_without_gpu()) GTEST_SKIP();
+  Matrix A(9, 7), B(7, 5), C0(9, 5);
+  A.fill_random(1);
+  B.fill_random(2);
+  C0.fill_random(3);
+  int count = 0;
+  LAB_CUDA_CHECK(cudaGetDeviceCount(&count));
+  struct Bad {
+    Options o;
+    const char* name;
+  };
+  std::vector<Bad> bad;
+  Options o;
+  o.gpus.clear();
+  bad.push_back({o, "gpus"});
+  o = Options{};
+  o.gpus = {0, count};  // one past the last device
+  bad.push_back({o, "gpus"});
+  o = Options{};
+  o.gpus = {-2};
+  bad.push_back({o, "gpus"});
+  o = Options{};
+  o.streams_per_gpu = 0;
+  bad.push_back({o, "streams_per_gpu"});
+  o = Options{};
+  o.tm = -1;
+  bad.push_back({o, "tile"});
+  o = Options{};
+  o.device_mem_limit = 16;  // not even one tile set (1 x 1 x 1 needs 40 bytes)
+  bad.push_back({o, "device_mem_limit"});
+  for (Fn f : {&lab::step07::dgemm_sync, &lab::step07::dgemm_streams, &lab::step07::dgemm_multigpu})
+    for (const Bad& b : bad)
+      lab::testing::expect_invalid_argument(
+          [&](MatView C) { f(1.0, A.cview(), B.cview(), 1.0, C, b.o); }, C0, b.name);
+}
+
+TEST(Step07, AnErrorOnOneStreamStopsTheOthersAndReachesTheCaller) {
+  if (skip_without_gpu()) GTEST_SKIP();
+  Matrix A(64, 64), B(64, 64), C(64, 64);
+  A.fill_random(1);
+  B.fill_random(2);
+  C.fill_random(3);
+  Options o = tiles(8, 8, 8, {0, 0}, 3);
+  std::vector<lab::step07::StreamSlot> slots;
+  for (int g = 0; g < 2; ++g)
+    for (int s = 0; s < 3; ++s) slots.push_back({g, 0, s});
+  auto call = lab::step07::detail::prepare(1.0, A.cview(), B.cview(), 1.0, C.view(), o, slots);
+  ASSERT_TRUE(call);
+  std::atomic<int> stopped{0};
+  try {
+    lab::step07::detail::run_streams(*call, slots, [&](lab::step07::detail::Worker& w) {
+      if (w.slot().gpu == 1 && w.slot().stream == 2) throw std::runtime_error("stream 2 of GPU entry 1 failed");
+      // The others would wait forever for work; they must see the failure.
+      while (!w.stopped()) std::this_thread::yield();
+      ++stopped;
+    });
+    FAIL() << "the error did not reach the caller";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "stream 2 of GPU entry 1 failed");
+  }
+  EXPECT_EQ(stopped.load(), 5);
+}

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Draw step07's timeline and say how much copies and products overlapped.
+
+    timeline.py results/step07_timeline.csv [--png results/step07_timeline.png]
+                [--variant streams,multigpu] [--impl solution]
+
+The CSV is what `step07_streams_multigpu --trace FILE` writes: one row per
+copy or product of each variant's last call
+(variant,impl,gpu,device,stream,kind,start_s,end_s,bytes). The picture has
+one panel per variant and one row per GPU entry and stream, with H2D copies,
+products and D2H copies in three colours on three lanes of the row. The
+table gives, per variant and device (the engines belong to the device, so
+the entries of `0,0` count together), the busy time of each engine (the union of
+its intervals: copy engines in, SMs, copy engines out) over the wall time,
+and the share of the wall time in which a product ran while a copy did too:
+0 % for the synchronous loop, most of it when the streams overlap well.
+"""
+import argparse
+import csv
+import sys
+from collections import defaultdict
+
+KINDS = ("H2D", "compute", "D2H")
+COLOURS = {"H2D": "#1f77b4", "compute": "#2ca02c", "D2H": "#d62728"}
+
+
+def union(intervals):
+    """Merged, sorted intervals."""
+    out = []
+    for a, b in sorted(intervals):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def length(intervals):
+    return sum(b - a for a, b in intervals)
+
+
+def intersect(xs, ys):
+    """Total length of the intersection of two merged interval lists."""
+    i = j = 0
+    total = 0.0
+    while i < len(xs) and j < len(ys):
+        a = max(xs[i][0], ys[j][0])
+        b = min(xs[i][1], ys[j][1])
+        if b > a:
+            total += b - a
+        if xs[i][1] < ys[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def read(path):
+    runs = defaultdict(list)  # (variant, impl) -> rows
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            try:
+                row = dict(gpu=int(r["gpu"]), device=int(r["device"]), stream=int(r["stream"]), kind=r["kind"],
+                           start=float(r["start_s"]), end=float(r["end_s"]), bytes=int(r["bytes"]))
+            except (KeyError, ValueError) as e:
+                sys.exit(f"timeline: {path}: not a step07 trace ({e})")
+            if row["kind"] not in KINDS:
+                sys.exit(f"timeline: {path}: unknown kind '{row['kind']}'")
+            runs[(r["variant"], r["impl"])].append(row)
+    return runs
+
+
+def overlap_table(runs):
+    lines = [f"{'variant':<10} {'impl':<9} {'dev':>3} {'wall_s':>9} {'H2D':>6} {'compute':>8} {'D2H':>6} "
+             f"{'overlap':>8} {'H2D_GB/s':>9}"]
+    stats = {}
+    for (variant, impl), rows in sorted(runs.items()):
+        t0 = min(r["start"] for r in rows)
+        wall = max(r["end"] for r in rows) - t0
+        for dev in sorted({r["device"] for r in rows}):
+            mine = [r for r in rows if r["device"] == dev]
+            busy = {k: union([(r["start"], r["end"]) for r in mine if r["kind"] == k]) for k in KINDS}
+            copies = union(busy["H2D"] + busy["D2H"])
+            both = intersect(busy["compute"], copies)
+            h2d_bytes = sum(r["bytes"] for r in mine if r["kind"] == "H2D")
+            h2d_time = length(busy["H2D"])
+            share = {k: length(busy[k]) / wall if wall > 0 else 0.0 for k in KINDS}
+            ov = both / wall if wall > 0 else 0.0
+            stats[(variant, impl, dev)] = dict(wall=wall, overlap=ov, **share)
+            rate = h2d_bytes / h2d_time / 1e9 if h2d_time > 0 else 0.0
+            lines.append(f"{variant:<10} {impl:<9} {dev:>3} {wall:>9.4f} {100 * share['H2D']:>5.1f}% "
+                         f"{100 * share['compute']:>7.1f}% {100 * share['D2H']:>5.1f}% {100 * ov:>7.1f}% {rate:>9.1f}")
+    return "\n".join(lines), stats
+
+
+def draw(runs, png):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    keys = sorted(runs)
+    heights = [max(1, len({(r["gpu"], r["stream"]) for r in runs[k]})) for k in keys]
+    fig, axes = plt.subplots(len(keys), 1, figsize=(13, 1.2 + 0.55 * sum(heights) + 0.6 * len(keys)),
+                             gridspec_kw=dict(height_ratios=heights), squeeze=False)
+    lane = {"H2D": 0.28, "compute": 0.0, "D2H": -0.28}
+    for ax, key in zip(axes[:, 0], keys):
+        rows = runs[key]
+        t0 = min(r["start"] for r in rows)
+        wall = max(r["end"] for r in rows) - t0
+        order = sorted({(r["gpu"], r["device"], r["stream"]) for r in rows})
+        y_of = {(g, s): len(order) - 1 - i for i, (g, d, s) in enumerate(order)}
+        for kind in KINDS:
+            for r in rows:
+                if r["kind"] != kind:
+                    continue
+                y = y_of[(r["gpu"], r["stream"])] + lane[kind]
+                ax.broken_barh([(r["start"] - t0, max(r["end"] - r["start"], wall * 1e-4))], (y - 0.13, 0.26),
+                               facecolors=COLOURS[kind], edgecolor="none")
+        ax.set_yticks([y_of[(g, s)] for g, d, s in order])
+        ax.set_yticklabels([f"GPU {g} (dev {d}) stream {s}" for g, d, s in order], fontsize=8)
+        ax.set_ylim(-0.6, len(order) - 0.4)
+        ax.set_xlim(0, wall * 1.01 if wall > 0 else 1)
+        ax.set_title(f"{key[0]} ({key[1]}): {wall:.3f} s", fontsize=10, loc="left")
+        ax.grid(axis="x", alpha=0.3)
+    axes[-1, 0].set_xlabel("seconds since the call began")
+    fig.legend(handles=[Patch(color=COLOURS[k], label=k) for k in KINDS], loc="upper right", ncol=3, fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.savefig(png, dpi=110)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("csv")
+    ap.add_argument("--png", help="where to draw the picture (default: the CSV's name with .png)")
+    ap.add_argument("--variant", help="only these variants (comma-separated)")
+    ap.add_argument("--impl", help="only this implementation (student, solution)")
+    a = ap.parse_args()
+    try:
+        runs = read(a.csv)
+    except OSError as e:
+        sys.exit(f"timeline: cannot read {a.csv}: {e.strerror}")
+    if a.variant:
+        keep = set(a.variant.split(","))
+        runs = {k: v for k, v in runs.items() if k[0] in keep}
+    if a.impl:
+        runs = {k: v for k, v in runs.items() if k[1] == a.impl}
+    if not runs:
+        sys.exit(f"timeline: {a.csv}: no rows (for these variants)")
+    table, _ = overlap_table(runs)
+    print("busy time of each engine and overlap of products with copies, over the wall time:")
+    print(table)
+    png = a.png or (a.csv[:-4] if a.csv.endswith(".csv") else a.csv) + ".png"
+    try:
+        draw(runs, png)
+    except ImportError:
+        print("timeline: matplotlib is missing (apt-get install python3-matplotlib): no picture", file=sys.stderr)
+        return
+    print(f"timeline: drew {png}")
+
+
+if __name__ == "__main__":
+    main()
