@@ -16,6 +16,15 @@
 // random data (each checked first) and reports it against its bound.
 //
 //   build/.../bin/step09_ceiling [--n N] [--min-time S] [--csv FILE]
+//   build/.../bin/step09_ceiling --sweep [--n N]
+//
+// --sweep times candidate forms of the FP64 min-plus and max-plus kernel
+// (other instruction sequences for the update, other tiles of simt_kernel.cuh)
+// against the shipped one at n x n x n, each first checked bit for bit against
+// the shipped kernel's result on the same data: random doubles at n, and a
+// ragged n with +inf, -inf and NaN among them (so NaN sums occur). It prints
+// the registers, spills, time and G ops/s of each, against the add+select
+// bound measured in the same run.
 //
 // The CSV starts with the lab's columns (step,variant,impl,m,n,k,threads,
 // median_s,gflops), then bound_gops (the bound the row is compared with),
@@ -25,6 +34,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <random>
@@ -35,6 +45,7 @@
 #include "lab/timer.hpp"
 #include "reference.hpp"
 #include "semiring_cuda.hpp"
+#include "simt_kernel.cuh"
 
 namespace {
 
@@ -113,6 +124,7 @@ struct Args {
   int64_t n = 8192;
   double min_time_s = 0.5;
   std::string csv;
+  bool sweep = false;
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -131,16 +143,21 @@ Args parse(int argc, char** argv) {
     if (arg == "--help" || arg == "-h") {
       std::printf(
           "usage: step09_ceiling [--n N] [--min-time S] [--csv FILE]\n"
+          "       step09_ceiling --sweep [--n N]\n"
           "  Measures the throughput of the semiring updates alone (FP64 add + compare/select,\n"
           "  add + fmin, int32 DPX add-min, ...) and times step09's kernels at n x n x n\n"
           "  against them.\n"
           "  --n N          size of the timed products (default 8192; 0: the bounds only)\n"
           "  --min-time S   time each kernel for at least S seconds (default 0.5)\n"
           "  --csv FILE     append the rows to FILE\n"
+          "  --sweep        time candidate updates and tiles of the FP64 min-plus and max-plus\n"
+          "                 kernel against the shipped one (each checked bit for bit against it)\n"
           "exit status: 0 ok, 1 a kernel failed its check, 2 bad usage, 4 error, 77 skipped (no usable GPU)\n");
       std::exit(0);
     }
-    if (arg == "--n") {
+    if (arg == "--sweep") {
+      a.sweep = true;
+    } else if (arg == "--n") {
       const std::string v = value();
       char* end = nullptr;
       a.n = std::strtoll(v.c_str(), &end, 10);
@@ -216,6 +233,238 @@ Row time_kernel(const char* variant, double bound, const Args& args, cudaStream_
   return r;
 }
 
+// ---- --sweep: candidate FP64 min-plus / max-plus kernels ---------------------
+// Each candidate is simt_kernel.cuh's kernel with another update or tile. The
+// updates must stay exact: the min (max) of correctly rounded sums, a NaN sum
+// leaving acc as it was, so that every candidate's C equals the shipped one's
+// bit for bit.
+namespace sweep {
+
+using s9::detail::TileConfig;
+
+// What the shipped kernel does: DADD, DSETP, two FSEL (a double is two words).
+struct SelectMin {
+  __device__ __forceinline__ static double update(double acc, double a, double b) {
+    const double s = a + b;
+    return s < acc ? s : acc;
+  }
+};
+struct SelectMax {
+  __device__ __forceinline__ static double update(double acc, double a, double b) {
+    const double s = a + b;
+    return s > acc ? s : acc;
+  }
+};
+// A predicated move instead of a select: the compiler may move the two words
+// with IMAD.MOV on the FMA pipe, off the integer pipe the FSELs share.
+struct PredMovMin {
+  __device__ __forceinline__ static double update(double acc, double a, double b) {
+    const double s = a + b;
+    asm("{\n\t.reg .pred p;\n\tsetp.lt.f64 p, %1, %0;\n\t@p mov.f64 %0, %1;\n\t}" : "+d"(acc) : "d"(s));
+    return acc;
+  }
+};
+struct PredMovMax {
+  __device__ __forceinline__ static double update(double acc, double a, double b) {
+    const double s = a + b;
+    asm("{\n\t.reg .pred p;\n\tsetp.gt.f64 p, %1, %0;\n\t@p mov.f64 %0, %1;\n\t}" : "+d"(acc) : "d"(s));
+    return acc;
+  }
+};
+// fmin / fmax skip a NaN operand: DADD and DMNMX, two instructions, but DMNMX
+// issues at a lower rate (the fp64_add_fmin bound).
+struct FminMin {
+  __device__ __forceinline__ static double update(double acc, double a, double b) { return fmin(a + b, acc); }
+};
+
+// Tiles: (BM, BN, BK, stages, blocks per SM[, 8 x 4 a thread]). The shipped
+// one is 128 x 64 x 16, 4 stages, 2 blocks: 8 warps a multiprocessor (the
+// 8 x 8 accumulators of a thread take ~250 registers).
+using T128x64k16 = TileConfig<double, 128, 64, 16, 4, 2>;
+using T128x64k8 = TileConfig<double, 128, 64, 8, 4, 2>;
+using T128x64k8s6 = TileConfig<double, 128, 64, 8, 6, 2>;
+using T64x64k8b4 = TileConfig<double, 64, 64, 8, 4, 4>;       // 2 warps a block: barriers of fewer warps
+using T64x128k16 = TileConfig<double, 64, 128, 16, 4, 2>;     // the warps side by side in n
+using T128x128k16b1 = TileConfig<double, 128, 128, 16, 4, 1>;  // 8 warps, one block: fewer loads per update
+// 8 x 4 a thread: half the accumulators, so 12 or 16 warps a multiprocessor
+// instead of 8 (16: 128 registers, which spills a little).
+using T128x64k16n4 = TileConfig<double, 128, 64, 16, 4, 2, 4>;  // 8 warps a block
+using T128x32k8n4b4 = TileConfig<double, 128, 32, 8, 4, 4, 4>;  // 4 warps a block
+using T128x32k8n4b3 = TileConfig<double, 128, 32, 8, 4, 3, 4>;  // 12 warps: ~170 registers, no spill
+using T64x64k16n4b3 = TileConfig<double, 64, 64, 16, 4, 3, 4>;  // the same with BK = 16
+
+struct Candidate {
+  const char* semiring;  // "minplus" or "maxplus"
+  const char* form;
+  const char* tile;
+  const void* kernel;  // for its register count
+  void (*run)(const double* a, const double* b, double* c, int64_t n, int64_t k, cudaStream_t s);
+};
+
+template <class S, class Cfg, class U>
+Candidate make(const char* form, const char* tile) {
+  return {S::name, form, tile, reinterpret_cast<const void*>(s9::detail::semiring_kernel<S, Cfg, U>),
+          [](const double* a, const double* b, double* c, int64_t n, int64_t k, cudaStream_t s) {
+            s9::detail::launch_semiring<S, Cfg, U>(a, n, b, k, c, n, n, n, k, true, s);
+          }};
+}
+
+std::vector<Candidate> candidates() {
+  using s9::MaxPlus;
+  using s9::MinPlus;
+  return {
+      make<MinPlus, T128x64k16, SelectMin>("select", "128x64x16 s4 b2"),
+      make<MinPlus, T128x64k16, PredMovMin>("predmov", "128x64x16 s4 b2"),
+      make<MinPlus, T128x64k16, FminMin>("fmin", "128x64x16 s4 b2"),
+      make<MinPlus, T128x64k8, SelectMin>("select", "128x64x8 s4 b2"),
+      make<MinPlus, T128x64k8s6, SelectMin>("select", "128x64x8 s6 b2"),
+      make<MinPlus, T64x64k8b4, SelectMin>("select", "64x64x8 s4 b4"),
+      make<MinPlus, T64x128k16, SelectMin>("select", "64x128x16 s4 b2"),
+      make<MinPlus, T128x128k16b1, SelectMin>("select", "128x128x16 s4 b1"),
+      make<MinPlus, T64x64k8b4, PredMovMin>("predmov", "64x64x8 s4 b4"),
+      make<MinPlus, T128x64k16n4, SelectMin>("select", "128x64x16 s4 b2 8x4"),
+      make<MinPlus, T128x32k8n4b4, SelectMin>("select", "128x32x8 s4 b4 8x4"),
+      make<MinPlus, T128x32k8n4b3, SelectMin>("select", "128x32x8 s4 b3 8x4"),
+      make<MinPlus, T128x32k8n4b3, PredMovMin>("predmov", "128x32x8 s4 b3 8x4"),
+      make<MinPlus, T64x64k16n4b3, SelectMin>("select", "64x64x16 s4 b3 8x4"),
+      make<MaxPlus, T128x64k16, SelectMax>("select", "128x64x16 s4 b2"),
+      make<MaxPlus, T128x64k16, PredMovMax>("predmov", "128x64x16 s4 b2"),
+  };
+}
+
+template <class S>
+void shipped_run(const double* a, const double* b, double* c, int64_t n, int64_t k, cudaStream_t s) {
+  s9::gemm_device<S>({a, n, k, n}, {b, k, n, k}, {c, n, n, n}, true, s);
+}
+
+// Doubles in [-1, 1); with `specials`, about 2 % +inf, 1 % -inf and 1 % NaN
+// (in C0 only +inf: an accumulator that is NaN is not what the kernel gets).
+std::vector<double> random_host(int64_t count, std::mt19937_64& rng, bool specials, bool nan_ok) {
+  std::vector<double> h(static_cast<size_t>(count));
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::uniform_int_distribution<int> pick(0, 99);
+  for (double& x : h) {
+    x = u(rng);
+    if (!specials) continue;
+    const int r = pick(rng);
+    if (r < 2) x = __builtin_huge_val();
+    else if (r == 2) x = -__builtin_huge_val();
+    else if (r == 3 && nan_ok) x = __builtin_nan("");
+  }
+  return h;
+}
+
+lab::cuda::DeviceBuffer<double> upload(const std::vector<double>& h) {
+  lab::cuda::DeviceBuffer<double> d{h.size()};
+  LAB_CUDA_CHECK(cudaMemcpy(d.data(), h.data(), sizeof(double) * h.size(), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// One problem (m = n, k) on the device: A, B, C0, and the shipped kernel's
+// result of C0 (+) A (x) B for each semiring.
+struct Problem {
+  int64_t n, k;
+  lab::cuda::DeviceBuffer<double> A, B, C0, C;
+  std::vector<double> shipped_min, shipped_max, out;
+};
+
+Problem make_problem(int64_t n, int64_t k, bool specials, std::mt19937_64& rng, cudaStream_t s) {
+  Problem p{n, k, upload(random_host(n * k, rng, specials, true)), upload(random_host(k * n, rng, specials, true)),
+            upload(random_host(n * n, rng, specials, false)), lab::cuda::DeviceBuffer<double>{size_t(n * n)}, {}, {}, {}};
+  const lab::View<const double> a{p.A.data(), n, k, n}, b{p.B.data(), k, n, k};
+  const lab::View<double> c{p.C.data(), n, n, n};
+  for (int which = 0; which < 2; ++which) {
+    LAB_CUDA_CHECK(cudaMemcpy(p.C.data(), p.C0.data(), sizeof(double) * size_t(n * n), cudaMemcpyDeviceToDevice));
+    if (which == 0) s9::gemm_device<s9::MinPlus>(a, b, c, true, s);
+    else s9::gemm_device<s9::MaxPlus>(a, b, c, true, s);
+    LAB_CUDA_CHECK(cudaStreamSynchronize(s));
+    (which == 0 ? p.shipped_min : p.shipped_max) = to_host(p.C);
+  }
+  p.out.resize(size_t(n * n));
+  return p;
+}
+
+// Runs the candidate on C = C0 and compares C with the shipped result bit for bit.
+bool same_as_shipped(const Candidate& c, Problem& p, cudaStream_t s) {
+  LAB_CUDA_CHECK(cudaMemcpy(p.C.data(), p.C0.data(), sizeof(double) * size_t(p.n * p.n), cudaMemcpyDeviceToDevice));
+  c.run(p.A.data(), p.B.data(), p.C.data(), p.n, p.k, s);
+  LAB_CUDA_CHECK(cudaStreamSynchronize(s));
+  LAB_CUDA_CHECK(cudaMemcpy(p.out.data(), p.C.data(), sizeof(double) * p.out.size(), cudaMemcpyDeviceToHost));
+  const std::vector<double>& ref = std::string(c.semiring) == "minplus" ? p.shipped_min : p.shipped_max;
+  return std::memcmp(p.out.data(), ref.data(), sizeof(double) * ref.size()) == 0;
+}
+
+// Median of 5 timed launches (after one untimed), CUDA events around each.
+double median_seconds(const Candidate& c, Problem& p, cudaStream_t s) {
+  lab::cuda::Event start, stop;
+  std::vector<double> t;
+  for (int i = 0; i <= 5; ++i) {
+    start.record(s);
+    c.run(p.A.data(), p.B.data(), p.C.data(), p.n, p.k, s);
+    stop.record(s);
+    stop.sync();
+    if (i > 0) t.push_back(stop.seconds_since(start));
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+int run_sweep(const Args& args, cudaStream_t s) {
+  const lab::cuda::DeviceInfo& dev = lab::cuda::device_info();
+  const uint64_t seed = std::random_device{}();
+  std::mt19937_64 rng(seed);
+  const double min_b = probe_gops<AddSelectMin, double>(1e-7, 0.5, s);
+  const double max_b = probe_gops<AddSelectMax, double>(-1e-7, 0.5, s);
+  std::printf("# step09_ceiling --sweep on %s (%d SMs), seed %llu; G ops/s count 2 per update\n", dev.name.c_str(),
+              dev.sm_count, (unsigned long long)seed);
+  std::printf("# bounds: fp64_add_select %.0f, fp64_add_select_max %.0f G ops/s\n", min_b, max_b);
+  // The shipped kernel against the plain reference first: the candidates are
+  // compared with it. Ragged sizes, so edge tiles and a short last slice run.
+  Problem small = make_problem(1000, 999, true, rng, s);
+  bool all_ok = true;
+  {
+    const auto ha = to_host(small.A), hb = to_host(small.B), hc0 = to_host(small.C0);
+    const int64_t n = small.n, k = small.k;
+    const lab::View<const double> va{ha.data(), n, k, n}, vb{hb.data(), k, n, k}, vc0{hc0.data(), n, n, n};
+    for (int which = 0; which < 2; ++which) {
+      const std::vector<double>& got = which == 0 ? small.shipped_min : small.shipped_max;
+      const lab::View<const double> vc{got.data(), n, n, n};
+      const lab::CheckResult chk = which == 0 ? s9::check_semiring<s9::MinPlus>(va, vb, vc0, vc, true, true)
+                                              : s9::check_semiring<s9::MaxPlus>(va, vb, vc0, vc, true, true);
+      std::printf("# shipped %s against the reference (n 1000, k 999, with inf and NaN): %s\n",
+                  which == 0 ? "minplus" : "maxplus", chk.ok ? "pass" : "FAIL");
+      if (!chk.ok) std::fprintf(stderr, "%s", chk.report.c_str());
+      all_ok = all_ok && chk.ok;
+    }
+  }
+  const int64_t n = args.n > 0 ? args.n : 8192;
+  Problem big = make_problem(n, n, false, rng, s);
+  std::printf("%-8s %-8s %-22s %5s %6s %9s %9s %8s  %s\n", "semiring", "form", "tile", "regs", "spill", "ms", "Gops/s",
+              "%bound", "exact (ragged+inf/NaN, n)");
+  auto row = [&](const char* semiring, const char* form, const char* tile, const void* kernel, double sec,
+                 const char* exact) {
+    cudaFuncAttributes fa{};  // the shipped kernel lives in the library: no pointer here
+    if (kernel != nullptr) LAB_CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
+    const double gops = lab::gflops(n, n, n, sec);
+    const double bound = std::string(semiring) == "minplus" ? min_b : max_b;
+    std::printf("%-8s %-8s %-22s %5d %6zu %9.2f %9.0f %7.1f%%  %s\n", semiring, form, tile, fa.numRegs,
+                size_t(fa.localSizeBytes), 1e3 * sec, gops, 100.0 * gops / bound, exact);
+    std::fflush(stdout);
+  };
+  // The shipped kernel itself, through gemm_device as its users call it.
+  const Candidate shipped[] = {{"minplus", "shipped", "gemm_device", nullptr, shipped_run<s9::MinPlus>},
+                               {"maxplus", "shipped", "gemm_device", nullptr, shipped_run<s9::MaxPlus>}};
+  for (const Candidate& c : shipped) row(c.semiring, c.form, c.tile, c.kernel, median_seconds(c, big, s), "(itself)");
+  for (const Candidate& c : candidates()) {
+    const bool ok = same_as_shipped(c, small, s) && same_as_shipped(c, big, s);
+    all_ok = all_ok && ok;
+    row(c.semiring, c.form, c.tile, c.kernel, median_seconds(c, big, s), ok ? "yes" : "NO: differs from shipped");
+  }
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace sweep
+
 int run(const Args& args) {
   std::string why;
   if (!lab::cuda::device_available(&why)) {
@@ -225,6 +474,7 @@ int run(const Args& args) {
   const lab::cuda::DeviceInfo& dev = lab::cuda::device_info();
   lab::cuda::Stream stream;
   const cudaStream_t s = stream.get();
+  if (args.sweep) return sweep::run_sweep(args, s);
   std::vector<Row> rows;
   auto bound = [&](const char* name, double gops) {
     Row r;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <system_error>
@@ -80,6 +81,15 @@ Matrix floyd_warshall_distances(const Graph& g) {
   Matrix D = distance_matrix(g);
   plain_floyd_warshall(D.view());
   return D;
+}
+
+bool on_negative_closed_walk(const Matrix& fw, int64_t v) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t w = 0; w < fw.rows(); ++w) {
+    const bool reaches = w == v || (fw(v, w) < inf && fw(w, v) < inf);
+    if (reaches && fw(w, w) < 0) return true;
+  }
+  return false;
 }
 
 std::string describe(const GraphSpec& s) {

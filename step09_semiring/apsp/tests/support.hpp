@@ -39,6 +39,16 @@ std::vector<int64_t> plant_negative_cycle(Graph& g, int64_t length, std::mt19937
 /// The distance matrix by plain Floyd-Warshall (the reference).
 Matrix floyd_warshall_distances(const Graph& g);
 
+/// Whether `v` lies on a closed walk of negative weight, from the reference
+/// distances `fw`. Not just fw(v, v) < 0: sequential Floyd-Warshall leaves a
+/// negative diagonal only where it combined a negative cycle through `v`
+/// (certainly at the highest-numbered vertex of every simple negative cycle),
+/// while an algorithm that relaxes in another order (squaring, a parallel
+/// loop) may find the negative walk from any vertex of that cycle's strongly
+/// connected part. So: some w with fw(w, w) < 0 that v reaches and that
+/// reaches v.
+bool on_negative_closed_walk(const Matrix& fw, int64_t v);
+
 /// "n=17 density=0.2 components=2 ..." for failure messages.
 std::string describe(const GraphSpec& spec);
 
