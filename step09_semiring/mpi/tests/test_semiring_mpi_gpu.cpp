@@ -18,6 +18,7 @@
 #if LAB_STEP09_MPI_DEVICE
 #include <cuda_runtime_api.h>
 
+#include "contract.hpp"  // lab::testing::fresh_seed
 #include "lab/cuda.hpp"
 #include "semiring_mpi_testing.hpp"
 #endif
@@ -56,7 +57,7 @@ void to_device(const Matrix* src, const lab::step08::Block& b, DeviceBlock& d) {
     LAB_CUDA_CHECK(cudaMemset2D(d.view.data, sizeof(double) * d.view.ld, 0xff, sizeof(double) * b.rows, b.cols));
     return;
   }
-  LAB_CUDA_CHECK(cudaMemcpy2D(d.view.data, sizeof(double) * d.view.ld, &(*src)(b.row0, b.col0),
+  LAB_CUDA_CHECK(cudaMemcpy2D(d.view.data, sizeof(double) * d.view.ld, src->cview().data + b.row0 + b.col0 * src->ld(),
                               sizeof(double) * src->ld(), sizeof(double) * b.rows, b.cols, cudaMemcpyHostToDevice));
 }
 
