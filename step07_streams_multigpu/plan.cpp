@@ -90,7 +90,7 @@ int streams_on_busiest_device(const Options& o) {
   std::map<int, int> count;
   int most = 0;
   for (int g : o.gpus) most = std::max(most, ++count[g]);
-  return most * o.streams_per_gpu;
+  return std::max(most, o.streams_per_gpu);
 }
 
 Plan make_plan(int64_t m, int64_t n, int64_t k, const Options& o, size_t cap, int streams_per_device,

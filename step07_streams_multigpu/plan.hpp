@@ -56,8 +56,8 @@ struct Plan {
 /// chosen), host_threads >= 0. Does not ask whether the ids exist.
 void check_options(const Options& o);
 
-/// Streams that share one device: entries of `gpus` with that id times streams_per_gpu
-/// (the most over all devices).
+/// Streams that share one device (the most over all devices): the entries of
+/// `gpus` with its id share streams_per_gpu streams, with at least one each.
 int streams_on_busiest_device(const Options& o);
 
 /// The tiles for an m x n x k product. `cap` is the device bytes the streams

@@ -144,7 +144,11 @@ TEST(Step07Options, BadOptionsAreNamed) {
   o.gpus = {0, 0, 1};
   o.streams_per_gpu = 3;
   EXPECT_NO_THROW(lab::step07::check_options(o));
-  EXPECT_EQ(lab::step07::streams_on_busiest_device(o), 6);
+  // The two entries of device 0 share its 3 streams (as dgemm_streams would run there).
+  EXPECT_EQ(lab::step07::streams_on_busiest_device(o), 3);
+  o.gpus = {1, 1, 1, 1, 0};
+  o.streams_per_gpu = 2;
+  EXPECT_EQ(lab::step07::streams_on_busiest_device(o), 4);  // at least one stream per entry
 }
 
 TEST(Step07Queue, EveryTileGoesOutOnceAcrossThreads) {
