@@ -153,7 +153,7 @@ std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, doub
   call->A = A, call->B = B, call->C = C;
   call->opts = opts;
   call->plan =
-      make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, int(slots.size()), opts.device_mem_limit > 0);
+      make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, int(per_device.size()), opts.device_mem_limit > 0);
   call->streams = int(slots.size());
   call->t0 = Clock::now();
   return call;
@@ -170,9 +170,12 @@ Worker::Worker(Call& call, StreamSlot slot)
   blas_ = HandlePool::get().take(slot.device);
   LAB_CUDA_CHECK(cublasSetStream(blas_, compute_.get()));
   const Options& o = call.opts;
-  const int streams = std::max(1, call.streams);
+  // The cores go to the streams that have a tile to work on (with fewer
+  // tiles than streams the others idle): one host thread copies about
+  // 10 GB/s, all of them together about what PCIe moves.
+  const int busy = int(std::clamp<int64_t>(plan().tiles(), 1, std::max(1, call.streams)));
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  host_threads_ = o.host_threads > 0 ? o.host_threads : std::clamp(cores / streams, 1, 8);
+  host_threads_ = o.host_threads > 0 ? o.host_threads : std::max(1, cores / busy);
   // Staging (only pageable matrices use it): four buffers for copies in, so
   // the host can fill the next panels while the last ones travel; enough for
   // a whole C tile out, so the host's part of a tile's store waits until the
@@ -323,6 +326,10 @@ void Worker::gemm(double alpha, ConstMatView dA, ConstMatView dB, double beta, M
 }
 
 void Worker::finish() {
+  // Staged stores first, oldest first, each as soon as its copy is done: the
+  // host's part of one block then runs while the next block is still on its
+  // way back (the end of the call, which nothing else hides).
+  for (size_t i = 0; i < out_ring_.size(); ++i) settle(out_ring_[(out_next_ + i) % out_ring_.size()]);
   h2d_.sync();
   compute_.sync();
   d2h_.sync();

@@ -32,7 +32,10 @@ void run_tile(detail::Worker& w, int64_t index) {
   // between them The first and the last panel's products run in column blocks of C: the first block's product
   // starts once that block of C is in (not the whole tile), and the first block goes back while the others
   // are multiplied, so only one block's copy in and one block's copy out are left unhidden.
-  const int64_t blocks = std::min<int64_t>(4, r.cols), bw = (r.cols + blocks - 1) / blocks;
+  // Eight blocks: a block of a 16384-wide tile (2048 columns) is still a
+  // product cuBLAS runs at full speed, and what is left unhidden is an eighth
+  // of the tile's C each way.
+  const int64_t blocks = std::min<int64_t>(8, r.cols), bw = (r.cols + blocks - 1) / blocks;
   int b = 0;
   for (int64_t p = 0; p < plan.panels && !w.stopped(); ++p) {
     b = w.next_panel_buffer();
