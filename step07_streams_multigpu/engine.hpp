@@ -87,7 +87,13 @@ class Worker {
 
   /// Events the orchestration records and waits for (see streams.cpp).
   cuda::Event panel_ready[2], panel_free[2];
-  cuda::Event c_loaded, c_done, c_stored;
+  cuda::Event c_loaded, c_done;
+  /// The first and last panel's products run in up to kCBlocks column blocks
+  /// of the C buffer, each ceil(tn / kCBlocks) wide, so that block j covers
+  /// the same buffer columns in every tile; c_stored[j] is recorded when
+  /// block j has gone back.
+  static constexpr int kCBlocks = 8;
+  cuda::Event c_stored[kCBlocks];
   /// The panel buffer to use next (alternates 0, 1, 0, ... across tiles).
   int next_panel_buffer() { return (panel_count_++) % 2; }
 
