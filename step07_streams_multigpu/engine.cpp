@@ -152,8 +152,8 @@ std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, doub
   call->alpha = alpha, call->beta = beta;
   call->A = A, call->B = B, call->C = C;
   call->opts = opts;
-  call->plan =
-      make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, int(per_device.size()), opts.device_mem_limit > 0);
+  call->plan = make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, int(per_device.size()),
+                         opts.device_mem_limit > 0);
   call->streams = int(slots.size());
   call->t0 = Clock::now();
   return call;
