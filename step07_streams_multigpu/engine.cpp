@@ -152,8 +152,10 @@ std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, doub
   call->alpha = alpha, call->beta = beta;
   call->A = A, call->B = B, call->C = C;
   call->opts = opts;
-  call->plan = make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, int(per_device.size()),
-                         opts.device_mem_limit > 0);
+  // Several GPUs: a tile for every stream, so that none idles (tile i goes to
+  // stream i first, GPU by GPU). One GPU: one tile is enough (see make_plan).
+  const int min_tiles = per_device.size() > 1 ? int(slots.size()) : 1;
+  call->plan = make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, min_tiles, opts.device_mem_limit > 0);
   call->streams = int(slots.size());
   call->t0 = Clock::now();
   return call;
@@ -368,9 +370,13 @@ void run_streams(Call& call, const std::vector<StreamSlot>& slots, const std::fu
       if (!first) first = std::current_exception();
     }
   };
+  // Slots past the tile count get no tile (every variant deals tile i to slot
+  // i first): no Worker for them, whose device buffers nothing would use and
+  // whose cudaFree would wait for the device, a stall in the others' queues.
+  const size_t used = std::min(slots.size(), size_t(std::max<int64_t>(1, call.plan.tiles())));
   std::vector<std::thread> threads;
-  threads.reserve(slots.size());
-  for (const StreamSlot& s : slots) threads.emplace_back(run_one, s);
+  threads.reserve(used);
+  for (size_t i = 0; i < used; ++i) threads.emplace_back(run_one, slots[i]);
   for (auto& t : threads) t.join();
   if (first) std::rethrow_exception(first);
 }

@@ -135,8 +135,9 @@ class Worker {
   double ref_s_ = 0;
 };
 
-/// Runs body(worker) for every slot, each on a host thread of its own with a
-/// Worker made there, then finish(). When a worker throws, call.failed tells
+/// Runs body(worker) for every slot that can get a tile (the first
+/// plan.tiles() of them), each on a host thread of its own with a Worker
+/// made there, then finish(). When a worker throws, call.failed tells
 /// the others to stop; all are joined and the first exception is rethrown.
 void run_streams(Call& call, const std::vector<StreamSlot>& slots, const std::function<void(Worker&)>& body);
 

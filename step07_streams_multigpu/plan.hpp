@@ -8,7 +8,7 @@
 // tiles and B once per row of tiles:
 //   bytes H2D = 8 (ceil(n/tn) m k + ceil(m/tm) k n + m n [beta != 0]),  D2H = 8 m n,
 // so the plan takes the largest tiles the memory cap allows (and no fewer
-// tiles than devices, or some would idle).
+// tiles than GPUs, or some would idle).
 #pragma once
 
 #include <atomic>
@@ -61,16 +61,18 @@ void check_options(const Options& o);
 int streams_on_busiest_device(const Options& o);
 
 /// The tiles for an m x n x k product. `cap` is the device bytes the streams
-/// of one device share, `streams_per_device` how many share it, `devices`
-/// how many devices the call runs on. Requested sizes (opts.tm/tn/tk > 0; tn,
-/// tk default to tm) are kept, clipped to the matrix; otherwise the largest
-/// tiles that fit, no fewer than `devices` of them where the matrix allows.
-/// (Not one per stream: one stream keeps a device busy on a large tile, its
-/// panels double-buffered, while splitting a tile for an idle stream sends
-/// A or B over PCIe once more: at n = 16384, 4 n^2 doubles instead of 3.) Throws std::invalid_argument when `cap_given` and the cap cannot
+/// of one device share, `streams_per_device` how many share it. Requested
+/// sizes (opts.tm/tn/tk > 0; tn, tk default to tm) are kept, clipped to the
+/// matrix; otherwise the largest tiles that fit, no fewer than `min_tiles` of
+/// them where the matrix allows. The variants ask for one per stream when the
+/// streams span several GPUs (the first round deals tile i to stream i, GPU
+/// by GPU, and no GPU may idle) and for one on a single GPU: one stream keeps
+/// it busy on a large tile (its panels double-buffered), while splitting a
+/// tile for an idle stream sends A or B over PCIe once more (at n = 16384,
+/// 4 n^2 doubles instead of 3). Throws std::invalid_argument when `cap_given` and the cap cannot
 /// hold one tile set, std::runtime_error when a cap read from the device cannot.
 Plan make_plan(int64_t m, int64_t n, int64_t k, const Options& opts, size_t cap, int streams_per_device,
-               int devices, bool cap_given);
+               int min_tiles, bool cap_given);
 
 /// The work split of dgemm_multigpu: tiles handed out one at a time from a
 /// shared counter, so a faster (or less loaded) GPU simply takes more of them

@@ -94,7 +94,7 @@ TEST(Step07Plan, SmallCapForcesManySmallTiles) {
   expect_covers(p);
 }
 
-TEST(Step07Plan, NoFewerTilesThanDevices) {
+TEST(Step07Plan, NoFewerTilesThanAsked) {
   Options o;
   const Plan p = make_plan(8192, 8192, 8192, o, size_t(60) * GiB, 4, 8, false);
   EXPECT_GE(p.tiles(), 8);
