@@ -152,8 +152,10 @@ std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, doub
   call->alpha = alpha, call->beta = beta;
   call->A = A, call->B = B, call->C = C;
   call->opts = opts;
-  call->plan =
-      make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, int(slots.size()), opts.device_mem_limit > 0);
+  // Several GPUs: a tile for every stream, so that none idles (tile i goes to
+  // stream i first, GPU by GPU). One GPU: one tile is enough (see make_plan).
+  const int min_tiles = per_device.size() > 1 ? int(slots.size()) : 1;
+  call->plan = make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, min_tiles, opts.device_mem_limit > 0);
   call->streams = int(slots.size());
   call->t0 = Clock::now();
   return call;
@@ -170,9 +172,12 @@ Worker::Worker(Call& call, StreamSlot slot)
   blas_ = HandlePool::get().take(slot.device);
   LAB_CUDA_CHECK(cublasSetStream(blas_, compute_.get()));
   const Options& o = call.opts;
-  const int streams = std::max(1, call.streams);
+  // The cores go to the streams that have a tile to work on (with fewer
+  // tiles than streams the others idle): one host thread copies about
+  // 10 GB/s, all of them together about what PCIe moves.
+  const int busy = int(std::clamp<int64_t>(plan().tiles(), 1, std::max(1, call.streams)));
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  host_threads_ = o.host_threads > 0 ? o.host_threads : std::clamp(cores / streams, 1, 8);
+  host_threads_ = o.host_threads > 0 ? o.host_threads : std::max(1, cores / busy);
   // Staging (only pageable matrices use it): four buffers for copies in, so
   // the host can fill the next panels while the last ones travel; enough for
   // a whole C tile out, so the host's part of a tile's store waits until the
@@ -323,6 +328,10 @@ void Worker::gemm(double alpha, ConstMatView dA, ConstMatView dB, double beta, M
 }
 
 void Worker::finish() {
+  // Staged stores first, oldest first, each as soon as its copy is done: the
+  // host's part of one block then runs while the next block is still on its
+  // way back (the end of the call, which nothing else hides).
+  for (size_t i = 0; i < out_ring_.size(); ++i) settle(out_ring_[(out_next_ + i) % out_ring_.size()]);
   h2d_.sync();
   compute_.sync();
   d2h_.sync();
@@ -361,9 +370,13 @@ void run_streams(Call& call, const std::vector<StreamSlot>& slots, const std::fu
       if (!first) first = std::current_exception();
     }
   };
+  // Slots past the tile count get no tile (every variant deals tile i to slot
+  // i first): no Worker for them, whose device buffers nothing would use and
+  // whose cudaFree would wait for the device, a stall in the others' queues.
+  const size_t used = std::min(slots.size(), size_t(std::max<int64_t>(1, call.plan.tiles())));
   std::vector<std::thread> threads;
-  threads.reserve(slots.size());
-  for (const StreamSlot& s : slots) threads.emplace_back(run_one, s);
+  threads.reserve(used);
+  for (size_t i = 0; i < used; ++i) threads.emplace_back(run_one, slots[i]);
   for (auto& t : threads) t.join();
   if (first) std::rethrow_exception(first);
 }

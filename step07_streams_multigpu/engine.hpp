@@ -87,7 +87,13 @@ class Worker {
 
   /// Events the orchestration records and waits for (see streams.cpp).
   cuda::Event panel_ready[2], panel_free[2];
-  cuda::Event c_loaded, c_done, c_stored;
+  cuda::Event c_loaded, c_done;
+  /// The first and last panel's products run in up to kCBlocks column blocks
+  /// of the C buffer, each ceil(tn / kCBlocks) wide, so that block j covers
+  /// the same buffer columns in every tile; c_stored[j] is recorded when
+  /// block j has gone back.
+  static constexpr int kCBlocks = 8;
+  cuda::Event c_stored[kCBlocks];
   /// The panel buffer to use next (alternates 0, 1, 0, ... across tiles).
   int next_panel_buffer() { return (panel_count_++) % 2; }
 
@@ -129,8 +135,9 @@ class Worker {
   double ref_s_ = 0;
 };
 
-/// Runs body(worker) for every slot, each on a host thread of its own with a
-/// Worker made there, then finish(). When a worker throws, call.failed tells
+/// Runs body(worker) for every slot that can get a tile (the first
+/// plan.tiles() of them), each on a host thread of its own with a Worker
+/// made there, then finish(). When a worker throws, call.failed tells
 /// the others to stop; all are joined and the first exception is rethrown.
 void run_streams(Call& call, const std::vector<StreamSlot>& slots, const std::function<void(Worker&)>& body);
 

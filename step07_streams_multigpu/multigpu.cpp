@@ -6,7 +6,8 @@
 // shared queue (plan.hpp's TileQueue) when it is ready for one, so a GPU that
 // runs faster, or has more streams, simply takes more tiles, and all finish
 // within about one tile of each other. A GPU id listed twice (`0,0`) is two
-// entries on one device: the same code, tested on one GPU.
+// entries on one device that share its streams: the same code, tested on
+// one GPU, at the speed of dgemm_streams there.
 #include <algorithm>
 
 #include "engine.hpp"
@@ -19,10 +20,11 @@ void dgemm_multigpu(double alpha, ConstMatView A, ConstMatView B, double beta, M
                     const Options& opts) {
   check_options(opts);
   std::vector<StreamSlot> slots;
-  // TODO: list the streams GPU by GPU, then let every stream take tiles from one shared
+  // TODO: list the streams device by device (the entries of one device share its
   (void)alpha, (void)A, (void)B, (void)beta, (void)C;
   LAB_TODO(
-      "step07 multigpu: list the streams GPU by GPU (StreamSlot), prepare the call, and let each "
+      "step07 multigpu: list the streams device by device (entries of one device share its streams; "
+      "StreamSlot), prepare the call, and let each "
       "stream take tiles from one shared TileQueue until it is empty (run_streams, run_tile)");
 }
 

@@ -90,11 +90,11 @@ int streams_on_busiest_device(const Options& o) {
   std::map<int, int> count;
   int most = 0;
   for (int g : o.gpus) most = std::max(most, ++count[g]);
-  return most * o.streams_per_gpu;
+  return std::max(most, o.streams_per_gpu);
 }
 
 Plan make_plan(int64_t m, int64_t n, int64_t k, const Options& o, size_t cap, int streams_per_device,
-               int streams_total, bool cap_given) {
+               int min_tiles, bool cap_given) {
   const int64_t per_stream = int64_t(cap / size_t(std::max(1, streams_per_device)));
   auto too_small = [&](const TileShape& t) -> std::string {
     return "device_mem_limit: " + bytes_text(double(cap)) + " per device shared by " +
@@ -121,8 +121,8 @@ Plan make_plan(int64_t m, int64_t n, int64_t k, const Options& o, size_t cap, in
       T = T > 128 ? (T * 3 / 4) / 32 * 32 : T / 2;
       t = clip({T, T, depth_for(T)}, m, n, k);
     }
-    // No fewer tiles than streams: halve the longer side (more bytes, but no idle stream).
-    while (ceil_div(m, t.tm) * ceil_div(n, t.tn) < streams_total && std::max(t.tm, t.tn) > kMinBalancedTile) {
+    // No fewer tiles than asked: halve the longer side (more bytes, but no idle GPU).
+    while (ceil_div(m, t.tm) * ceil_div(n, t.tn) < min_tiles && std::max(t.tm, t.tn) > kMinBalancedTile) {
       if (t.tm >= t.tn)
         t.tm = ceil_div(t.tm, 2);
       else

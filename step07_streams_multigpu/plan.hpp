@@ -8,7 +8,7 @@
 // tiles and B once per row of tiles:
 //   bytes H2D = 8 (ceil(n/tn) m k + ceil(m/tm) k n + m n [beta != 0]),  D2H = 8 m n,
 // so the plan takes the largest tiles the memory cap allows (and no fewer
-// tiles than streams, or some would idle).
+// tiles than GPUs, or some would idle).
 #pragma once
 
 #include <atomic>
@@ -56,19 +56,23 @@ struct Plan {
 /// chosen), host_threads >= 0. Does not ask whether the ids exist.
 void check_options(const Options& o);
 
-/// Streams that share one device: entries of `gpus` with that id times streams_per_gpu
-/// (the most over all devices).
+/// Streams that share one device (the most over all devices): the entries of
+/// `gpus` with its id share streams_per_gpu streams, with at least one each.
 int streams_on_busiest_device(const Options& o);
 
 /// The tiles for an m x n x k product. `cap` is the device bytes the streams
-/// of one device share, `streams_per_device` how many share it, `streams_total`
-/// how many there are in all. Requested sizes (opts.tm/tn/tk > 0; tn, tk
-/// default to tm) are kept, clipped to the matrix; otherwise the largest
-/// tiles that fit, no fewer than streams_total of them where the matrix
-/// allows. Throws std::invalid_argument when `cap_given` and the cap cannot
+/// of one device share, `streams_per_device` how many share it. Requested
+/// sizes (opts.tm/tn/tk > 0; tn, tk default to tm) are kept, clipped to the
+/// matrix; otherwise the largest tiles that fit, no fewer than `min_tiles` of
+/// them where the matrix allows. The variants ask for one per stream when the
+/// streams span several GPUs (the first round deals tile i to stream i, GPU
+/// by GPU, and no GPU may idle) and for one on a single GPU: one stream keeps
+/// it busy on a large tile (its panels double-buffered), while splitting a
+/// tile for an idle stream sends A or B over PCIe once more (at n = 16384,
+/// 4 n^2 doubles instead of 3). Throws std::invalid_argument when `cap_given` and the cap cannot
 /// hold one tile set, std::runtime_error when a cap read from the device cannot.
 Plan make_plan(int64_t m, int64_t n, int64_t k, const Options& opts, size_t cap, int streams_per_device,
-               int streams_total, bool cap_given);
+               int min_tiles, bool cap_given);
 
 /// The work split of dgemm_multigpu: tiles handed out one at a time from a
 /// shared counter, so a faster (or less loaded) GPU simply takes more of them

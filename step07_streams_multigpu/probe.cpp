@@ -283,7 +283,7 @@ int main(int argc, char** argv) {
     for (int64_t n : sizes) {
       lab::step07::Options o;
       o.streams_per_gpu = streams;
-      const auto plan = lab::step07::make_plan(n, n, n, o, free_b / 10 * 9, streams, streams, false);
+      const auto plan = lab::step07::make_plan(n, n, n, o, free_b / 10 * 9, streams, 1, false);
       const double t_h2d = plan.h2d_bytes(true) / (h2d * 1e9), t_d2h = plan.d2h_bytes() / (d2h * 1e9);
       const double t_gemm = 2.0 * double(n) * double(n) * double(n) / (tflops * 1e12);
       const double bound = std::max({t_h2d, t_d2h, t_gemm});

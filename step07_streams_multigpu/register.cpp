@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <functional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -87,8 +88,10 @@ std::function<std::string(const lab::Params&)> describe(bool every_gpu, bool one
     for (int g : o.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
     const std::string cap =
         p.device_mem_limit > 0 ? std::to_string(p.device_mem_limit >> 20) + " MiB" : "what the GPU has free";
-    return "GPUs " + gpus + ", " + std::to_string(o.streams_per_gpu) + " stream(s) each, device memory " +
-           cap;
+    const bool repeated = std::set<int>(o.gpus.begin(), o.gpus.end()).size() < o.gpus.size();
+    return "GPUs " + gpus + ", " + std::to_string(o.streams_per_gpu) + " stream(s) per device" +
+           (repeated ? " (shared by the entries of a device listed more than once)" : "") +
+           ", device memory " + cap;
   };
 }
 

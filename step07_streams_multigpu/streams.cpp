@@ -11,7 +11,8 @@
 //   panel_free[b]   recorded on compute after the product that read buffer b;  h2d waits for it
 //   c_loaded        a block of the C tile in (h2d);  compute waits before multiplying into it
 //   c_done          a block's last product (compute);  d2h waits before copying it back
-//   c_stored        tile copied back (d2h);  the next tile's C load and first product wait for it
+//   c_stored[j]     block j of the tile copied back (d2h);  the next tile's load of
+//                   its block j and its first product into it wait for it
 // Waiting on an event never recorded yet returns at once (CUDA's rule), so
 // the first tile needs no special case.
 #include <algorithm>

@@ -91,13 +91,20 @@ std::vector<const Variant*> choose(const BenchOptions& o, const StepInfo& info, 
 }
 
 void print_row(const Record& r) {
-  // A rate above the measured peak means the probe read low (a busy machine):
-  // the row says so instead of printing a share no machine can have.
+  // A rate above the measured peak: on a CPU the probe read low (a busy
+  // machine). On a GPU the probe times FP64 FMAs on the SIMT cores, while
+  // cuBLAS's DGEMM (and what calls it) runs on the FP64 tensor cores (DMMA,
+  // about twice that on an H100): the row says which instead of printing a
+  // share no machine can have.
   const double pct = r.peak_gflops > 0 ? 100.0 * r.gflops / r.peak_gflops : 0.0;
   char pct_text[16];
   std::snprintf(pct_text, sizeof pct_text, pct > 100.0 ? ">100%%" : "%.1f%%", pct);
   std::string note = r.note;
-  if (pct > 100.0) note += std::string(note.empty() ? "" : "; ") + "the peak probe read low (busy machine?)";
+  const bool cpu_row = r.device.rfind("cpu:", 0) == 0;
+  if (pct > 100.0)
+    note += std::string(note.empty() ? "" : "; ") +
+            (cpu_row ? "the peak probe read low (busy machine?)"
+                     : "above the FP64 SIMT peak: tensor cores (DMMA)");
   std::printf("%-8s %-16s %-9s %6lld %6lld %6lld %4d %11.5f %10.2f %8s  %s%s%s\n", r.step.c_str(),
               r.variant.c_str(), r.impl.c_str(), (long long)r.m, (long long)r.n, (long long)r.k, r.threads, r.median_s,
               r.gflops, pct_text, r.check.c_str(), note.empty() ? "" : "  ", note.c_str());

@@ -11,7 +11,8 @@
 //   panel_free[b]   recorded on compute after the product that read buffer b;  h2d waits for it
 //   c_loaded        a block of the C tile in (h2d);  compute waits before multiplying into it
 //   c_done          a block's last product (compute);  d2h waits before copying it back
-//   c_stored        tile copied back (d2h);  the next tile's C load and first product wait for it
+//   c_stored[j]     block j of the tile copied back (d2h);  the next tile's load of
+//                   its block j and its first product into it wait for it
 // Waiting on an event never recorded yet returns at once (CUDA's rule), so
 // the first tile needs no special case.
 #include <algorithm>
@@ -32,7 +33,13 @@ void run_tile(detail::Worker& w, int64_t index) {
   // between them The first and the last panel's products run in column blocks of C: the first block's product
   // starts once that block of C is in (not the whole tile), and the first block goes back while the others
   // are multiplied, so only one block's copy in and one block's copy out are left unhidden.
-  const int64_t blocks = std::min<int64_t>(4, r.cols), bw = (r.cols + blocks - 1) / blocks;
+  // Eight blocks: a block of a 16384-wide tile (2048 columns) is still a
+  // product cuBLAS runs at full speed, and what is left unhidden is an eighth
+  // of the tile's C each way. Their width comes from the plan, not this tile,
+  // so block j is the same part of the C buffer in every tile and the next
+  // tile waits only for the copy back of the block it overwrites (the end of
+  // one tile overlaps the start of the next).
+  const int64_t bw = (plan.shape.tn + w.kCBlocks - 1) / w.kCBlocks;
   int b = 0;
   for (int64_t p = 0; p < plan.panels && !w.stopped(); ++p) {
     b = w.next_panel_buffer();
@@ -44,12 +51,6 @@ void run_tile(detail::Worker& w, int64_t index) {
     w.load(dB, c.B.block(p0, r.j0, d, r.cols), w.h2d());
     w.panel_ready[b].record(w.h2d());
     const bool first = p == 0, last = p == plan.panels - 1;
-    if (first) {
-      // The C buffer is free once the previous tile's copy back has read it
-      // (the first panels above may arrive before that).
-      LAB_CUDA_CHECK(cudaStreamWaitEvent(w.h2d(), w.c_stored.get()));
-      LAB_CUDA_CHECK(cudaStreamWaitEvent(w.compute(), w.c_stored.get()));
-    }
     LAB_CUDA_CHECK(cudaStreamWaitEvent(w.compute(), w.panel_ready[b].get()));
     if (!first && !last) {
       w.gemm(c.alpha, dA, dB, 1.0, dC);
@@ -57,7 +58,12 @@ void run_tile(detail::Worker& w, int64_t index) {
       for (int64_t j = 0; j < r.cols; j += bw) {
         const int64_t cw = std::min(bw, r.cols - j);
         const MatView dCj = dC.block(0, j, r.rows, cw);
+        cuda::Event& stored = w.c_stored[j / bw];
+        // Block j of the C buffer is free once the previous tile's copy back
+        // has read it (the first panels above may arrive before that).
+        if (first) LAB_CUDA_CHECK(cudaStreamWaitEvent(w.compute(), stored.get()));
         if (first && c.beta != 0) {  // beta == 0: C is never read
+          LAB_CUDA_CHECK(cudaStreamWaitEvent(w.h2d(), stored.get()));
           w.load(dCj, hC.block(0, j, r.rows, cw), w.h2d());
           w.c_loaded.record(w.h2d());
           LAB_CUDA_CHECK(cudaStreamWaitEvent(w.compute(), w.c_loaded.get()));
@@ -68,12 +74,12 @@ void run_tile(detail::Worker& w, int64_t index) {
           w.c_done.record(w.compute());
           LAB_CUDA_CHECK(cudaStreamWaitEvent(w.d2h(), w.c_done.get()));
           w.store(hC.block(0, j, r.rows, cw), dCj, w.d2h());
+          stored.record(w.d2h());
         }
       }
     }
     w.panel_free[b].record(w.compute());
   }
-  w.c_stored.record(w.d2h());
   // Pinned copies return at once: without this the host would queue every
   // tile up front and the work split would be decided before the GPU starts.
   // Taking the next tile once this one's last panel is in keeps one panel of
