@@ -27,6 +27,7 @@
 
 #include "comm.hpp"
 #include "grid.hpp"
+#include "bench_main.hpp"    // step08: collective_main
 #include "bench_report.hpp"
 #include "implementations.hpp"
 #include "lab/bench.hpp"
@@ -58,19 +59,6 @@ struct Step08Args {
   int64_t pad = 0;
   int nb = 256, transfer = 0, warmup = 1;
   bool data_on_root = false;
-};
-
-// MPI_Init_thread / MPI_Finalize around main. FUNNELED: OpenMP threads compute,
-// only the main thread calls MPI.
-struct MpiSession {
-  MpiSession(int* argc, char*** argv) {
-    int provided = 0;
-    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  }
-  ~MpiSession() { MPI_Finalize(); }
-  MpiSession(const MpiSession&) = delete;
-  MpiSession& operator=(const MpiSession&) = delete;
 };
 
 double parse_number(const std::string& flag, const std::string& text) {
@@ -292,91 +280,69 @@ int run(int argc, char** argv) {
   }
 
   int status = lab::kExitOk;
-  try {
-    lab::step08::all_or_none(MPI_COMM_WORLD, [&] {
-      if (!root) return;
-      // Bad paths fail before the run, on every rank alike (as a usage error).
+  lab::step08::all_or_none(MPI_COMM_WORLD, [&] {
+    if (!root) return;
+    // Bad paths fail before the run, on every rank alike (as a usage error).
+    try {
+      for (const auto& path : {o.csv, o.json, s.breakdown_csv})
+        if (!path.empty()) lab::require_writable(path);
+      if (s.data_on_root) lab::require_memory_for(o.m, o.n, o.k);
+    } catch (const UsageError& e) {
+      throw std::invalid_argument(e.what());
+    }
+  });
+  if (root)
+    std::printf("step08_mpi_3d: C <- %g A B + %g C, m=%lld n=%lld k=%lld on %d rank(s), data born on %s\n",
+                s.alpha, s.beta, (long long)o.m, (long long)o.n, (long long)o.k, p,
+                s.data_on_root ? "rank 0" : "the ranks");
+  RunSetup setup;
+  setup.m = o.m;
+  setup.n = o.n;
+  setup.k = o.k;
+  setup.alpha = s.alpha;
+  setup.beta = s.beta;
+  setup.seeds = lab::step08::Seeds::from(o.seed);
+  setup.grid = s.grid;
+  setup.threads = threads;
+  setup.reps = o.reps;
+  setup.warmup = s.warmup;
+  setup.min_time_s = o.min_time_s;
+  setup.pad = s.pad;
+  setup.data_on_root = s.data_on_root;
+  setup.transfer = s.transfer;
+  setup.nb = s.nb;
+  std::vector<RunResult> runs;
+  for (const auto* impl : impls) {
+    // the baseline has one local kernel of its own (OpenBLAS, as ScaLAPACK's users run it)
+    const std::vector<LocalKernel> locals =
+        impl->name == "baseline" ? std::vector<LocalKernel>{LocalKernel::openblas} : s.locals;
+    for (LocalKernel local : locals) {
+      setup.local = local;
+      // A TODO in one implementation (thrown alike on every rank) does not stop the others.
       try {
-        for (const auto& path : {o.csv, o.json, s.breakdown_csv})
-          if (!path.empty()) lab::require_writable(path);
-        if (s.data_on_root) lab::require_memory_for(o.m, o.n, o.k);
-      } catch (const UsageError& e) {
-        throw std::invalid_argument(e.what());
-      }
-    });
-    if (root)
-      std::printf("step08_mpi_3d: C <- %g A B + %g C, m=%lld n=%lld k=%lld on %d rank(s), data born on %s\n",
-                  s.alpha, s.beta, (long long)o.m, (long long)o.n, (long long)o.k, p,
-                  s.data_on_root ? "rank 0" : "the ranks");
-    RunSetup setup;
-    setup.m = o.m;
-    setup.n = o.n;
-    setup.k = o.k;
-    setup.alpha = s.alpha;
-    setup.beta = s.beta;
-    setup.seeds = lab::step08::Seeds::from(o.seed);
-    setup.grid = s.grid;
-    setup.threads = threads;
-    setup.reps = o.reps;
-    setup.warmup = s.warmup;
-    setup.min_time_s = o.min_time_s;
-    setup.pad = s.pad;
-    setup.data_on_root = s.data_on_root;
-    setup.transfer = s.transfer;
-    setup.nb = s.nb;
-    std::vector<RunResult> runs;
-    for (const auto* impl : impls) {
-      // the baseline has one local kernel of its own (OpenBLAS, as ScaLAPACK's users run it)
-      const std::vector<LocalKernel> locals =
-          impl->name == "baseline" ? std::vector<LocalKernel>{LocalKernel::openblas} : s.locals;
-      for (LocalKernel local : locals) {
-        setup.local = local;
-        // A TODO in one implementation (thrown alike on every rank) does not stop the others.
-        try {
-          runs.push_back(impl->run(setup));
-          if (!runs.back().check.ok) status = std::max<int>(status, lab::kExitCheckFailed);
-        } catch (const lab::Todo& e) {
-          RunResult r;
-          r.impl = impl->name;
-          r.local = lab::step08::local_kernel_name(local);
-          r.check.ok = false;
-          r.check.report = e.what();
-          runs.push_back(r);
-          status = std::max<int>(status, lab::kExitTodo);
-        }
+        runs.push_back(impl->run(setup));
+        if (!runs.back().check.ok) status = std::max<int>(status, lab::kExitCheckFailed);
+      } catch (const lab::Todo& e) {
+        RunResult r;
+        r.impl = impl->name;
+        r.local = lab::step08::local_kernel_name(local);
+        r.check.ok = false;
+        r.check.report = e.what();
+        runs.push_back(r);
+        status = std::max<int>(status, lab::kExitTodo);
       }
     }
-    // Only rank 0 reports; the others wait here, so that a file it cannot write
-    // fails every rank alike.
-    lab::step08::all_or_none(MPI_COMM_WORLD, [&] {
-      if (root) report(runs, o, p, threads, s, pl);
-    });
-  } catch (const lab::Todo& e) {
-    if (root) std::fprintf(stderr, "step08_mpi_3d: %s\n", e.what());
-    return lab::kExitTodo;
-  } catch (const std::invalid_argument& e) {
-    if (root) std::fprintf(stderr, "step08_mpi_3d: error: %s\n", e.what());
-    return lab::kExitUsage;
-  } catch (const std::exception& e) {
-    if (root) std::fprintf(stderr, "step08_mpi_3d: error: %s\n", e.what());
-    return lab::kExitError;
   }
+  // Only rank 0 reports; the others wait here, so that a file it cannot write
+  // fails every rank alike.
+  lab::step08::all_or_none(MPI_COMM_WORLD, [&] {
+    if (root) report(runs, o, p, threads, s, pl);
+  });
   return status;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Keep freed memory in the process: blocks of hundreds of MB come and go, and
-  // fresh pages cost a page fault on first touch (on the 2-core lab machine a copy
-  // into fresh memory ran at 1.3 GB/s, into reused memory at 4 GB/s).
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, -1);
-  const MpiSession session(&argc, &argv);
-  int status = run(argc, argv);
-  // Every path above is taken alike on every rank; the maximum makes sure of it
-  // (a rank that failed alone, e.g. writing a file, fails them all).
-  int worst = status;
-  MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
+  return lab::step08::collective_main(argc, argv, "step08_mpi_3d", run);
 }

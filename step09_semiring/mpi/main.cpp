@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_main.hpp"    // step08: collective_main
 #include "bench_report.hpp"  // step08: print_run, append_breakdown_csv, placement
 #include "comm.hpp"
 #include "lab/bench.hpp"
@@ -43,17 +44,6 @@ struct Args {
   int64_t pad = 0;
   int warmup = 1, transfer = 0;
   bool accumulate = false, user_op = false;
-};
-
-struct MpiSession {
-  MpiSession(int* argc, char*** argv) {
-    int provided = 0;
-    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  }
-  ~MpiSession() { MPI_Finalize(); }
-  MpiSession(const MpiSession&) = delete;
-  MpiSession& operator=(const MpiSession&) = delete;
 };
 
 int64_t whole_number(const std::string& flag, const std::string& text, int64_t lo, int64_t hi) {
@@ -239,80 +229,62 @@ int run(int argc, char** argv) {
     }
   }
   int status = lab::kExitOk;
-  try {
-    lab::step08::all_or_none(MPI_COMM_WORLD, [&] {
-      if (!root) return;
-      try {
-        for (const auto& path : {o.csv, o.json, s.breakdown_csv})
-          if (!path.empty()) lab::require_writable(path);
-      } catch (const UsageError& e) {
-        throw std::invalid_argument(e.what());
-      }
-    });
-    if (root)
-      std::printf("step09_semiring_mpi: C <- %sA (x) B, m=%lld n=%lld k=%lld on %d rank(s), data born on the ranks\n",
-                  s.accumulate ? "C (+) " : "", (long long)o.m, (long long)o.n, (long long)o.k, p);
-    lab::step08::RunSetup setup;
-    setup.m = o.m;
-    setup.n = o.n;
-    setup.k = o.k;
-    setup.seeds = lab::step08::Seeds::from(o.seed);
-    setup.grid = s.grid;
-    setup.threads = threads;
-    setup.reps = o.reps;
-    setup.warmup = s.warmup;
-    setup.min_time_s = o.min_time_s;
-    setup.pad = s.pad;
-    setup.transfer = s.transfer;
-    std::vector<RunResult> runs;
-    for (const auto* impl : impls)
-      for (const std::string& semiring : s.semirings)
-        for (bool cuda : s.cuda) {
-          s9m::Job job;
-          job.semiring = semiring;
-          job.cuda = cuda;
-          job.accumulate = s.accumulate;
-          job.user_op = s.user_op;
-          try {
-            runs.push_back(impl->run(setup, job));
-            if (!runs.back().check.ok) status = std::max<int>(status, lab::kExitCheckFailed);
-          } catch (const lab::Todo& e) {
-            RunResult r;
-            r.step = "step09";
-            r.variant = semiring;
-            r.impl = impl->name;
-            r.local = semiring + (cuda ? "/cuda" : "/cpu");
-            r.check.ok = false;
-            r.check.report = e.what();
-            runs.push_back(r);
-            status = std::max<int>(status, lab::kExitTodo);
-          }
+  lab::step08::all_or_none(MPI_COMM_WORLD, [&] {
+    if (!root) return;
+    try {
+      for (const auto& path : {o.csv, o.json, s.breakdown_csv})
+        if (!path.empty()) lab::require_writable(path);
+    } catch (const UsageError& e) {
+      throw std::invalid_argument(e.what());
+    }
+  });
+  if (root)
+    std::printf("step09_semiring_mpi: C <- %sA (x) B, m=%lld n=%lld k=%lld on %d rank(s), data born on the ranks\n",
+                s.accumulate ? "C (+) " : "", (long long)o.m, (long long)o.n, (long long)o.k, p);
+  lab::step08::RunSetup setup;
+  setup.m = o.m;
+  setup.n = o.n;
+  setup.k = o.k;
+  setup.seeds = lab::step08::Seeds::from(o.seed);
+  setup.grid = s.grid;
+  setup.threads = threads;
+  setup.reps = o.reps;
+  setup.warmup = s.warmup;
+  setup.min_time_s = o.min_time_s;
+  setup.pad = s.pad;
+  setup.transfer = s.transfer;
+  std::vector<RunResult> runs;
+  for (const auto* impl : impls)
+    for (const std::string& semiring : s.semirings)
+      for (bool cuda : s.cuda) {
+        s9m::Job job;
+        job.semiring = semiring;
+        job.cuda = cuda;
+        job.accumulate = s.accumulate;
+        job.user_op = s.user_op;
+        try {
+          runs.push_back(impl->run(setup, job));
+          if (!runs.back().check.ok) status = std::max<int>(status, lab::kExitCheckFailed);
+        } catch (const lab::Todo& e) {
+          RunResult r;
+          r.step = "step09";
+          r.variant = semiring;
+          r.impl = impl->name;
+          r.local = semiring + (cuda ? "/cuda" : "/cpu");
+          r.check.ok = false;
+          r.check.report = e.what();
+          runs.push_back(r);
+          status = std::max<int>(status, lab::kExitTodo);
         }
-    lab::step08::all_or_none(MPI_COMM_WORLD, [&] {
-      if (root) report(runs, o, p, threads, s, pl);
-    });
-  } catch (const lab::Todo& e) {
-    if (root) std::fprintf(stderr, "step09_semiring_mpi: %s\n", e.what());
-    return lab::kExitTodo;
-  } catch (const std::invalid_argument& e) {
-    if (root) std::fprintf(stderr, "step09_semiring_mpi: error: %s\n", e.what());
-    return lab::kExitUsage;
-  } catch (const std::exception& e) {
-    if (root) std::fprintf(stderr, "step09_semiring_mpi: error: %s\n", e.what());
-    return lab::kExitError;
-  }
+      }
+  lab::step08::all_or_none(MPI_COMM_WORLD, [&] {
+    if (root) report(runs, o, p, threads, s, pl);
+  });
   return status;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Keep freed memory in the process (step08's reason: fresh pages fault on first touch).
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, -1);
-  const MpiSession session(&argc, &argv);
-  const int status = run(argc, argv);
-  int worst = status;
-  MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
+  return lab::step08::collective_main(argc, argv, "step09_semiring_mpi", run);
 }
