@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -31,6 +32,16 @@ inline bool same_on_every_rank(bool mine) {
   MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   return lo == hi;
+}
+
+/// Whether to skip a test: on every rank (rank 0 says why, with the LAB-SKIP
+/// line the ctest wrapper reads) unless every rank can run it.
+inline bool skip_unless(bool mine, const std::string& why) {
+  int ok = mine ? 1 : 0, all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (all) return false;
+  if (world_rank() == 0) std::printf("LAB-SKIP: %s\n", why.c_str());
+  return true;
 }
 
 /// Rank 0's verdict and report, on every rank.

@@ -23,15 +23,6 @@ namespace {
 
 using namespace lab::step08::testing;
 
-// Skips on every rank (rank 0 says why) unless every rank can run the test.
-bool skip_unless(bool mine, const std::string& why) {
-  int ok = mine ? 1 : 0, all = 0;
-  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (all) return false;
-  if (world_rank() == 0) std::printf("LAB-SKIP: %s\n", why.c_str());
-  return true;
-}
-
 #if !LAB_STEP08_HAVE_CUDA
 TEST(Step08DeviceMpi, BlocksOnTheGpu) {
   if (skip_unless(false, "step08 device tests: this build has no CUDA")) GTEST_SKIP();

@@ -27,14 +27,6 @@ namespace {
 
 using namespace lab::step08::testing;
 
-bool skip_unless(bool mine, const std::string& why) {
-  int ok = mine ? 1 : 0, all = 0;
-  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (all) return false;
-  if (world_rank() == 0) std::printf("LAB-SKIP: %s\n", why.c_str());
-  return true;
-}
-
 #if !LAB_STEP09_MPI_DEVICE
 TEST(Step09MpiDeviceMpi, BlocksOnTheGpu) {
   if (skip_unless(false, "step09 MPI device tests: this build has no CUDA")) GTEST_SKIP();
