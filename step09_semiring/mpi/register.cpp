@@ -26,6 +26,29 @@ using lab::step08::Plan;
 using lab::step08::RunResult;
 using lab::step08::RunSetup;
 
+// The timed calls of a run, each with its breakdown (every phase of every
+// call, collected by the multiply through o.breakdown); C is restored between
+// calls when it is read (accumulate), and the run's figures are finished from
+// the calls as step08's are.
+template <class Once, class Restore>
+void time_with_breakdown(const RunSetup& s, const s9m::Job& job, s9m::Options& o, Once& once, Restore& restore_c,
+                         RunResult& r) {
+  lab::step08::Breakdown bd;
+  o.breakdown = &bd;
+  std::vector<lab::step08::Breakdown> calls;
+  r.samples = lab::step08::time_calls(
+      s,
+      [&] {
+        bd = lab::step08::Breakdown{};
+        const double t0 = MPI_Wtime();
+        once();
+        return MPI_Wtime() - t0;
+      },
+      [&] { if (job.accumulate) restore_c(); }, [&](size_t) { calls.push_back(bd); });
+  b8::finish_run(r, calls);
+  o.breakdown = nullptr;  // bd ends here
+}
+
 template <class S>
 RunResult run_host(const RunSetup& s, const s9m::Job& job, const Plan& plan) {
   RunResult r;
@@ -41,20 +64,8 @@ RunResult run_host(const RunSetup& s, const s9m::Job& job, const Plan& plan) {
   s9m::Options o;
   o.threads = s.threads;
   o.user_op = job.user_op;
-  lab::step08::Breakdown bd;
-  o.breakdown = &bd;
-  std::vector<lab::step08::Breakdown> calls;
   auto once = [&] { s9m::gemm<S>(plan, a.cview(), b.cview(), c.view(), job.accumulate, o); };
-  r.samples = lab::step08::time_calls(
-      s,
-      [&] {
-        bd = lab::step08::Breakdown{};
-        const double t0 = MPI_Wtime();
-        once();
-        return MPI_Wtime() - t0;
-      },
-      [&] { if (job.accumulate) restore_c(); }, [&](size_t) { calls.push_back(bd); });
-  b8::finish_run(r, calls);
+  time_with_breakdown(s, job, o, once, restore_c, r);
   restore_c();
   once();
   r.check = s9m::check_sampled<S>(plan.c_block(), plan.rank(), plan.layout().k, c.cview(), s.seeds, job.accumulate);
@@ -93,20 +104,8 @@ RunResult run_device(const RunSetup& s, const s9m::Job& job, const Plan& plan) {
   restore_c();
   s9m::Options o;
   o.user_op = job.user_op;
-  lab::step08::Breakdown bd;
-  o.breakdown = &bd;
-  std::vector<lab::step08::Breakdown> calls;
   auto once = [&] { s9m::gemm_device<S>(plan, *dev, a->view, b->view, c->view, job.accumulate, o); };
-  r.samples = lab::step08::time_calls(
-      s,
-      [&] {
-        bd = lab::step08::Breakdown{};
-        const double t0 = MPI_Wtime();
-        once();
-        return MPI_Wtime() - t0;
-      },
-      [&] { if (job.accumulate) restore_c(); }, [&](size_t) { calls.push_back(bd); });
-  b8::finish_run(r, calls);
+  time_with_breakdown(s, job, o, once, restore_c, r);
   if (plan.size() == 1) {
     // The device-resident local product alone, on the same blocks: what p = 1 must be level with.
     RunSetup alone = s;
