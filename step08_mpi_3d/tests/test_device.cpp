@@ -79,7 +79,8 @@ bool have_gpu(std::string* why) { return lab::cuda::device_available(why); }
 
 TEST(Step08DeviceMpi, BlocksOnTheGpuMovedThroughHostBuffers) {
   std::string why;
-  if (skip_unless(have_gpu(&why), "step08 device tests: " + why)) GTEST_SKIP();
+  const bool gpu = have_gpu(&why);  // before why is read: argument order is unspecified
+  if (skip_unless(gpu, "step08 device tests: " + why)) GTEST_SKIP();
   for (const Grid& g : explicit_grids())
     for (const Shape& s : kShapes) {
       SCOPED_TRACE("grid " + g.str() + " m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) +
@@ -91,7 +92,8 @@ TEST(Step08DeviceMpi, BlocksOnTheGpuMovedThroughHostBuffers) {
 
 TEST(Step08DeviceNccl, BlocksOnTheGpuMovedWithNccl) {
   std::string why;
-  if (skip_unless(have_gpu(&why), "step08 NCCL tests: " + why)) GTEST_SKIP();
+  const bool gpu = have_gpu(&why);  // before why is read: argument order is unspecified
+  if (skip_unless(gpu, "step08 NCCL tests: " + why)) GTEST_SKIP();
   if (skip_unless(LAB_STEP08_HAVE_NCCL, "step08 NCCL tests: this build has no NCCL (nccl.h, libnccl)")) GTEST_SKIP();
   int gpus = 0;
   LAB_CUDA_CHECK(cudaGetDeviceCount(&gpus));

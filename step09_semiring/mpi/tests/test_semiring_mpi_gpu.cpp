@@ -92,14 +92,16 @@ void run_all(Transfer how, bool user_op) {
 
 TEST(Step09MpiDeviceMpi, BlocksOnTheGpuReducedThroughHostBuffers) {
   std::string why;
-  if (skip_unless(lab::cuda::device_available(&why), "step09 MPI device tests: " + why)) GTEST_SKIP();
+  const bool gpu = lab::cuda::device_available(&why);  // before why is read: argument order is unspecified
+  if (skip_unless(gpu, "step09 MPI device tests: " + why)) GTEST_SKIP();
   run_all(Transfer::mpi, false);
   run_all(Transfer::mpi, true);  // the user-defined MPI_Op on the staged blocks
 }
 
 TEST(Step09MpiDeviceNccl, BlocksOnTheGpuReducedWithNcclMinMax) {
   std::string why;
-  if (skip_unless(lab::cuda::device_available(&why), "step09 MPI NCCL tests: " + why)) GTEST_SKIP();
+  const bool gpu = lab::cuda::device_available(&why);  // before why is read: argument order is unspecified
+  if (skip_unless(gpu, "step09 MPI NCCL tests: " + why)) GTEST_SKIP();
   if (skip_unless(LAB_STEP08_HAVE_NCCL, "step09 MPI NCCL tests: this build has no NCCL (nccl.h, libnccl)"))
     GTEST_SKIP();
   int gpus = 0;
