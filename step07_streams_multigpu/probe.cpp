@@ -4,10 +4,11 @@
 //                [--streams 2] [--csv FILE]
 //
 // Per GPU: pinned and pageable copies host -> device and back, pinned both
-// ways at once; all GPUs copying at once; the host's memcpy rate (one thread
+// ways at once; all GPUs copying at once (each way, and both ways); the host's memcpy rate (one thread
 // and all cores: what staging a pageable matrix costs); device-resident
 // cublasDgemm on random doubles. Then, for each size, the bytes step07's plan
-// moves and the bound max(PCIe time, compute time) the handout compares with.
+// moves and the bound max(PCIe time, compute time) the handout compares with,
+// on one GPU and (GPUs listed once each) on all of them.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -18,6 +19,7 @@
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -136,27 +138,41 @@ void probe_gpu(int g, size_t bytes, double* h2d_out, double* d2h_out) {
   *d2h_out = d2h;
 }
 
-double probe_all_at_once(const std::vector<int>& gpus, size_t bytes) {
-  std::vector<std::unique_ptr<lab::cuda::DeviceBuffer<char>>> d;
-  std::vector<std::unique_ptr<PinnedHost>> h;
-  std::vector<std::unique_ptr<lab::cuda::Stream>> s;
+// Every GPU copying at once (sum over the GPUs, GB/s): host to device, device to
+// host, or both ways at once (each GPU one copy each way, on two streams).
+enum class Way { h2d, d2h, both };
+double probe_all_at_once(const std::vector<int>& gpus, size_t bytes, Way way) {
+  std::vector<std::unique_ptr<lab::cuda::DeviceBuffer<char>>> d, d2;
+  std::vector<std::unique_ptr<PinnedHost>> h, h2;
+  std::vector<std::unique_ptr<lab::cuda::Stream>> s, s2;
   for (int g : gpus) {
     LAB_CUDA_CHECK(cudaSetDevice(g));
     d.push_back(std::make_unique<lab::cuda::DeviceBuffer<char>>(bytes));
     h.push_back(std::make_unique<PinnedHost>(bytes));
     s.push_back(std::make_unique<lab::cuda::Stream>());
+    if (way == Way::both) {
+      d2.push_back(std::make_unique<lab::cuda::DeviceBuffer<char>>(bytes));
+      h2.push_back(std::make_unique<PinnedHost>(bytes));
+      s2.push_back(std::make_unique<lab::cuda::Stream>());
+    }
   }
   double best = 1e30;
   for (int r = 0; r < kReps + 1; ++r) {
     const auto t = Clock::now();
     for (size_t i = 0; i < gpus.size(); ++i) {
       LAB_CUDA_CHECK(cudaSetDevice(gpus[i]));
-      LAB_CUDA_CHECK(cudaMemcpyAsync(d[i]->data(), h[i]->p, bytes, cudaMemcpyHostToDevice, s[i]->get()));
+      if (way == Way::d2h)
+        LAB_CUDA_CHECK(cudaMemcpyAsync(h[i]->p, d[i]->data(), bytes, cudaMemcpyDeviceToHost, s[i]->get()));
+      else
+        LAB_CUDA_CHECK(cudaMemcpyAsync(d[i]->data(), h[i]->p, bytes, cudaMemcpyHostToDevice, s[i]->get()));
+      if (way == Way::both)
+        LAB_CUDA_CHECK(cudaMemcpyAsync(h2[i]->p, d2[i]->data(), bytes, cudaMemcpyDeviceToHost, s2[i]->get()));
     }
     for (auto& st : s) st->sync();
+    for (auto& st : s2) st->sync();
     if (r > 0) best = std::min(best, std::chrono::duration<double>(Clock::now() - t).count());
   }
-  return gbs(bytes * gpus.size(), best);
+  return gbs(bytes * gpus.size() * (way == Way::both ? 2 : 1), best);
 }
 
 double probe_host_memcpy(size_t bytes, int threads) {
@@ -263,8 +279,15 @@ int main(int argc, char** argv) {
       h2d = std::min(h2d, a);
       d2h = std::min(d2h, b);
     }
-    if (gpus.size() > 1)
-      report("pinned H2D, all GPUs at once (sum)", -1, probe_all_at_once(gpus, bytes), "GB/s");
+    double all_h2d = h2d, all_d2h = d2h, all_both = 0;
+    if (gpus.size() > 1) {
+      all_h2d = probe_all_at_once(gpus, bytes, Way::h2d);
+      all_d2h = probe_all_at_once(gpus, bytes, Way::d2h);
+      report("pinned H2D, all GPUs at once (sum)", -1, all_h2d, "GB/s");
+      report("pinned D2H, all GPUs at once (sum)", -1, all_d2h, "GB/s");
+      all_both = probe_all_at_once(gpus, bytes, Way::both);
+      report("pinned both ways, all GPUs at once (sum)", -1, all_both, "GB/s");
+    }
     const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
     const double mc1 = probe_host_memcpy(bytes, 1), mcn = probe_host_memcpy(bytes, cores);
     report("host memcpy pageable -> pinned, 1 thread", -1, mc1, "GB/s");
@@ -299,6 +322,30 @@ int main(int argc, char** argv) {
                       "TFLOP/s"});
       rows.push_back({"bound pageable n=" + std::to_string(n), gpus.front(),
                       lab::gflops(n, n, n, bound_pg) / 1e3, "TFLOP/s"});
+    }
+    // Every GPU listed (the multigpu variant): the C tiles dealt over all streams of
+    // all GPUs; the copies share the host's aggregate rates, the product divides.
+    if (gpus.size() > 1 && std::set<int>(gpus.begin(), gpus.end()).size() == gpus.size()) {
+      const int g = int(gpus.size());
+      std::printf("\n# bound of step07 on all %d GPUs listed (%d streams each), pinned: the aggregate copy rates "
+                  "above, the product split %d ways\n", g, streams, g);
+      std::printf("  %6s %-34s %8s %8s %8s %8s %9s\n", "n", "plan", "H2D_s", "D2H_s", "both_s", "gemm_s", "bound");
+      for (int64_t n : sizes) {
+        lab::step07::Options o;
+        o.streams_per_gpu = streams;
+        const auto plan = lab::step07::make_plan(n, n, n, o, free_b / 10 * 9, streams, g * streams, false);
+        const double t_h2d = plan.h2d_bytes(true) / (all_h2d * 1e9), t_d2h = plan.d2h_bytes() / (all_d2h * 1e9);
+        const double t_both = (plan.h2d_bytes(true) + plan.d2h_bytes()) / (all_both * 1e9);
+        const double t_gemm = 2.0 * double(n) * double(n) * double(n) / (tflops * 1e12) / g;
+        const double bound = std::max({t_h2d, t_d2h, t_both, t_gemm});
+        char shape[64];
+        std::snprintf(shape, sizeof shape, "%lldx%lldx%lld, %lld tiles", (long long)plan.shape.tm,
+                      (long long)plan.shape.tn, (long long)plan.shape.tk, (long long)plan.tiles());
+        std::printf("  %6lld %-34s %8.3f %8.3f %8.3f %8.3f %6.1f TF\n", (long long)n, shape, t_h2d, t_d2h, t_both,
+                    t_gemm, lab::gflops(n, n, n, bound) / 1e3);
+        rows.push_back({"bound pinned n=" + std::to_string(n) + " on " + std::to_string(g) + " GPUs", -1,
+                        lab::gflops(n, n, n, bound) / 1e3, "TFLOP/s"});
+      }
     }
     if (!csv.empty()) {
       std::FILE* f = std::fopen(csv.c_str(), "w");
