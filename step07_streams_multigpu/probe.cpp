@@ -233,7 +233,13 @@ int main(int argc, char** argv) {
         return argv[++i];
       };
       if (a == "--gpus") {
-        for (const auto& s : lab::split_list(value())) gpus.push_back(int(parse_size(s)));
+        for (const auto& s : lab::split_list(value())) {
+          char* end = nullptr;
+          const long g = std::strtol(s.c_str(), &end, 10);
+          if (s.empty() || *end != '\0' || g < 0 || g > 1024)
+            throw lab::UsageError("--gpus takes GPU ids such as 0,1 (got '" + s + "')");
+          gpus.push_back(int(g));
+        }
       } else if (a == "--bytes") {
         bytes = size_t(parse_size(value()));
       } else if (a == "--dgemm-n") {
