@@ -229,8 +229,10 @@ Worker::Staging& Worker::take(std::vector<Staging>& ring, size_t& next, size_t c
 
 void Worker::settle(Staging& s) {
   if (s.busy) {
+    const double t = seconds_since(call_.t0);
     s.done.sync();
     s.busy = false;
+    host_event("wait", t, 0);
   }
   if (s.has_out) {
     host_copy(s.out, ConstMatView{s.buf, s.out.rows, s.out.cols, std::max<int64_t>(1, s.out.rows)});
@@ -238,12 +240,27 @@ void Worker::settle(Staging& s) {
   }
 }
 
-void Worker::host_copy(MatView dst, ConstMatView src) const {
+void Worker::host_copy(MatView dst, ConstMatView src) {
   // One host thread copies about 10 GB/s; pageable staging needs several.
+  const double t = seconds_since(call_.t0);
   const int64_t cols = dst.cols;
   const size_t col_bytes = sizeof(double) * size_t(dst.rows);
 #pragma omp parallel for num_threads(host_threads_) schedule(static) if (cols * dst.rows > 65536)
   for (int64_t j = 0; j < cols; ++j) std::memcpy(dst.data + j * dst.ld, src.data + j * src.ld, col_bytes);
+  host_event("host", t, int64_t(col_bytes) * cols);
+}
+
+void Worker::host_event(const char* kind, double start_s, int64_t bytes) {
+  if (!call_.opts.trace) return;
+  TraceEvent e;
+  e.gpu = slot_.gpu;
+  e.device = slot_.device;
+  e.stream = slot_.stream;
+  e.kind = kind;
+  e.bytes = bytes;
+  e.start_s = start_s;
+  e.end_s = seconds_since(call_.t0);
+  host_events_.push_back(e);
 }
 
 int Worker::begin_op(cudaStream_t s) {
@@ -337,9 +354,9 @@ void Worker::finish() {
   d2h_.sync();
   for (auto* ring : {&in_ring_, &out_ring_})
     for (auto& s : *ring) settle(s);
-  if (!call_.opts.trace || ops_.empty()) return;
+  if (!call_.opts.trace || (ops_.empty() && host_events_.empty())) return;
   std::vector<TraceEvent> mine;
-  mine.reserve(ops_.size());
+  mine.swap(host_events_);
   for (const Op& op : ops_) {
     TraceEvent e;
     e.gpu = slot_.gpu;

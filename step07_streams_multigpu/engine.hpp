@@ -118,7 +118,10 @@ class Worker {
   bool pinned(const void* p) const;
   Staging& take(std::vector<Staging>& ring, size_t& next, size_t count);
   void settle(Staging& s);
-  void host_copy(MatView dst, ConstMatView src) const;
+  void host_copy(MatView dst, ConstMatView src);
+  /// Traces a host thread's part (kind "host": a staging copy; "wait": waiting
+  /// for a staging buffer's copy) from `start_s` (seconds since the call began) to now.
+  void host_event(const char* kind, double start_s, int64_t bytes);
   int begin_op(cudaStream_t s);
   void end_op(int op, cudaStream_t s, const char* kind, int64_t bytes);
 
@@ -131,6 +134,7 @@ class Worker {
   int host_threads_ = 1;
   int panel_count_ = 0;
   std::vector<Op> ops_;
+  std::vector<TraceEvent> host_events_;
   cuda::Event ref_;
   double ref_s_ = 0;
 };

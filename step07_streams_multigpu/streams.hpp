@@ -33,7 +33,8 @@ struct TraceEvent {
   int gpu = 0;         ///< index into Options::gpus (0, 1, ... even where ids repeat)
   int device = 0;      ///< the CUDA device id
   int stream = 0;      ///< the stream (worker) on that GPU entry
-  std::string kind;    ///< "H2D", "compute" or "D2H"
+  std::string kind;    ///< "H2D", "compute" or "D2H" (on the GPU); "host" (a host thread's staging
+                       ///< copy, pageable matrices only) or "wait" (a host thread waiting for a staging buffer)
   double start_s = 0;  ///< seconds since the call began (host clock)
   double end_s = 0;
   int64_t bytes = 0;  ///< bytes copied (copies), 0 for products

@@ -8,20 +8,25 @@ The CSV is what `step07_streams_multigpu --trace FILE` writes: one row per
 copy or product of each variant's last call
 (variant,impl,gpu,device,stream,kind,start_s,end_s,bytes). The picture has
 one panel per variant and one row per GPU entry and stream, with H2D copies,
-products and D2H copies in three colours on three lanes of the row. The
+products and D2H copies in three colours on three lanes of the row, and, for
+pageable matrices, a fourth lane with what the stream's host thread did:
+staging copies between the matrices and the pinned buffers ("host") and
+waits for a staging buffer's copy ("wait"). The
 table gives, per variant and device (the engines belong to the device, so
 the entries of `0,0` count together), the busy time of each engine (the union of
 its intervals: copy engines in, SMs, copy engines out) over the wall time,
 and the share of the wall time in which a product ran while a copy did too:
-0 % for the synchronous loop, most of it when the streams overlap well.
+0 % for the synchronous loop, most of it when the streams overlap well; and
+for pageable matrices the share in which some host thread was staging.
 """
 import argparse
 import csv
 import sys
 from collections import defaultdict
 
-KINDS = ("H2D", "compute", "D2H")
-COLOURS = {"H2D": "#1f77b4", "compute": "#2ca02c", "D2H": "#d62728"}
+KINDS = ("H2D", "compute", "D2H")  # on the GPU
+HOST_KINDS = ("host", "wait")  # a stream's host thread, pageable matrices only
+COLOURS = {"H2D": "#1f77b4", "compute": "#2ca02c", "D2H": "#d62728", "host": "#ff7f0e", "wait": "#b0b0b0"}
 
 
 def union(intervals):
@@ -64,7 +69,7 @@ def read(path):
                            start=float(r["start_s"]), end=float(r["end_s"]), bytes=int(r["bytes"]))
             except (KeyError, ValueError) as e:
                 sys.exit(f"timeline: {path}: not a step07 trace ({e})")
-            if row["kind"] not in KINDS:
+            if row["kind"] not in KINDS + HOST_KINDS:
                 sys.exit(f"timeline: {path}: unknown kind '{row['kind']}'")
             runs[(r["variant"], r["impl"])].append(row)
     return runs
@@ -72,7 +77,7 @@ def read(path):
 
 def overlap_table(runs):
     lines = [f"{'variant':<10} {'impl':<9} {'dev':>3} {'wall_s':>9} {'H2D':>6} {'compute':>8} {'D2H':>6} "
-             f"{'overlap':>8} {'H2D_GB/s':>9}"]
+             f"{'overlap':>8} {'H2D_GB/s':>9} {'host':>6}"]
     stats = {}
     for (variant, impl), rows in sorted(runs.items()):
         t0 = min(r["start"] for r in rows)
@@ -86,10 +91,12 @@ def overlap_table(runs):
             h2d_time = length(busy["H2D"])
             share = {k: length(busy[k]) / wall if wall > 0 else 0.0 for k in KINDS}
             ov = both / wall if wall > 0 else 0.0
+            staging = length(union([(r["start"], r["end"]) for r in mine if r["kind"] == "host"]))
+            host = f"{100 * staging / wall:5.1f}%" if staging > 0 and wall > 0 else "-"
             stats[(variant, impl, dev)] = dict(wall=wall, overlap=ov, **share)
             rate = h2d_bytes / h2d_time / 1e9 if h2d_time > 0 else 0.0
             lines.append(f"{variant:<10} {impl:<9} {dev:>3} {wall:>9.4f} {100 * share['H2D']:>5.1f}% "
-                         f"{100 * share['compute']:>7.1f}% {100 * share['D2H']:>5.1f}% {100 * ov:>7.1f}% {rate:>9.1f}")
+                         f"{100 * share['compute']:>7.1f}% {100 * share['D2H']:>5.1f}% {100 * ov:>7.1f}% {rate:>9.1f} {host:>6}")
     return "\n".join(lines), stats
 
 
@@ -103,19 +110,19 @@ def draw(runs, png):
     heights = [max(1, len({(r["gpu"], r["stream"]) for r in runs[k]})) for k in keys]
     fig, axes = plt.subplots(len(keys), 1, figsize=(13, 1.2 + 0.55 * sum(heights) + 0.6 * len(keys)),
                              gridspec_kw=dict(height_ratios=heights), squeeze=False)
-    lane = {"H2D": 0.28, "compute": 0.0, "D2H": -0.28}
+    lane = {"H2D": 0.3, "compute": 0.1, "D2H": -0.1, "host": -0.3, "wait": -0.3}
     for ax, key in zip(axes[:, 0], keys):
         rows = runs[key]
         t0 = min(r["start"] for r in rows)
         wall = max(r["end"] for r in rows) - t0
         order = sorted({(r["gpu"], r["device"], r["stream"]) for r in rows})
         y_of = {(g, s): len(order) - 1 - i for i, (g, d, s) in enumerate(order)}
-        for kind in KINDS:
+        for kind in KINDS + HOST_KINDS:
             for r in rows:
                 if r["kind"] != kind:
                     continue
                 y = y_of[(r["gpu"], r["stream"])] + lane[kind]
-                ax.broken_barh([(r["start"] - t0, max(r["end"] - r["start"], wall * 1e-4))], (y - 0.13, 0.26),
+                ax.broken_barh([(r["start"] - t0, max(r["end"] - r["start"], wall * 1e-4))], (y - 0.09, 0.18),
                                facecolors=COLOURS[kind], edgecolor="none")
         ax.set_yticks([y_of[(g, s)] for g, d, s in order])
         ax.set_yticklabels([f"GPU {g} (dev {d}) stream {s}" for g, d, s in order], fontsize=8)
@@ -124,7 +131,10 @@ def draw(runs, png):
         ax.set_title(f"{key[0]} ({key[1]}): {wall:.3f} s", fontsize=10, loc="left")
         ax.grid(axis="x", alpha=0.3)
     axes[-1, 0].set_xlabel("seconds since the call began")
-    fig.legend(handles=[Patch(color=COLOURS[k], label=k) for k in KINDS], loc="upper right", ncol=3, fontsize=9)
+    shown = [k for k in KINDS + HOST_KINDS if k in KINDS or any(r["kind"] == k for v in runs.values() for r in v)]
+    labels = {"host": "host staging copy", "wait": "host waits for a staging buffer"}
+    fig.legend(handles=[Patch(color=COLOURS[k], label=labels.get(k, k)) for k in shown], loc="upper right",
+               ncol=len(shown), fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(png, dpi=110)
 

@@ -292,6 +292,9 @@ using T128x64k16n4 = TileConfig<double, 128, 64, 16, 4, 2, 4>;  // 8 warps a blo
 using T128x32k8n4b4 = TileConfig<double, 128, 32, 8, 4, 4, 4>;  // 4 warps a block
 using T128x32k8n4b3 = TileConfig<double, 128, 32, 8, 4, 3, 4>;  // 12 warps: ~170 registers, no spill
 using T64x64k16n4b3 = TileConfig<double, 64, 64, 16, 4, 3, 4>;  // the same with BK = 16
+using T128x32k16n4b3 = TileConfig<double, 128, 32, 16, 4, 3, 4>;  // 128 x 32, BK = 16
+using T64x64k8n4b3 = TileConfig<double, 64, 64, 8, 4, 3, 4>;     // 64 x 64, BK = 8
+using T64x32k16n4b6 = TileConfig<double, 64, 32, 16, 4, 6, 4>;   // 2 warps a block, 6 blocks
 
 struct Candidate {
   const char* semiring;  // "minplus" or "maxplus"
@@ -327,6 +330,10 @@ std::vector<Candidate> candidates() {
       make<MinPlus, T128x32k8n4b3, SelectMin>("select", "128x32x8 s4 b3 8x4"),
       make<MinPlus, T128x32k8n4b3, PredMovMin>("predmov", "128x32x8 s4 b3 8x4"),
       make<MinPlus, T64x64k16n4b3, SelectMin>("select", "64x64x16 s4 b3 8x4"),
+      make<MinPlus, T128x32k16n4b3, SelectMin>("select", "128x32x16 s4 b3 8x4"),
+      make<MinPlus, T64x64k8n4b3, SelectMin>("select", "64x64x8 s4 b3 8x4"),
+      make<MinPlus, T64x32k16n4b6, SelectMin>("select", "64x32x16 s4 b6 8x4"),
+      make<MaxPlus, T128x32k8n4b3, SelectMax>("select", "128x32x8 s4 b3 8x4"),
       make<MaxPlus, T128x64k16, SelectMax>("select", "128x64x16 s4 b2"),
       make<MaxPlus, T128x64k16, PredMovMax>("predmov", "128x64x16 s4 b2"),
   };
@@ -385,13 +392,31 @@ Problem make_problem(int64_t n, int64_t k, bool specials, std::mt19937_64& rng, 
 }
 
 // Runs the candidate on C = C0 and compares C with the shipped result bit for bit.
+// On a difference it says where, and which of the two a plain loop on the host
+// agrees with there (so that a wrong candidate and a wrong shipped kernel differ).
 bool same_as_shipped(const Candidate& c, Problem& p, cudaStream_t s) {
   LAB_CUDA_CHECK(cudaMemcpy(p.C.data(), p.C0.data(), sizeof(double) * size_t(p.n * p.n), cudaMemcpyDeviceToDevice));
   c.run(p.A.data(), p.B.data(), p.C.data(), p.n, p.k, s);
   LAB_CUDA_CHECK(cudaStreamSynchronize(s));
   LAB_CUDA_CHECK(cudaMemcpy(p.out.data(), p.C.data(), sizeof(double) * p.out.size(), cudaMemcpyDeviceToHost));
-  const std::vector<double>& ref = std::string(c.semiring) == "minplus" ? p.shipped_min : p.shipped_max;
-  return std::memcmp(p.out.data(), ref.data(), sizeof(double) * ref.size()) == 0;
+  const bool min = std::string(c.semiring) == "minplus";
+  const std::vector<double>& ref = min ? p.shipped_min : p.shipped_max;
+  if (std::memcmp(p.out.data(), ref.data(), sizeof(double) * ref.size()) == 0) return true;
+  int64_t bad = 0, first = -1;
+  for (size_t i = 0; i < ref.size(); ++i)
+    if (std::memcmp(&p.out[i], &ref[i], sizeof(double)) != 0 && bad++ == 0) first = int64_t(i);
+  const auto ha = to_host(p.A), hb = to_host(p.B), hc0 = to_host(p.C0);
+  const int64_t n = p.n, k = p.k, i = first % n, j = first / n;
+  double r = hc0[size_t(first)];
+  for (int64_t q = 0; q < k; ++q) {
+    const double t = ha[size_t(i + q * n)] + hb[size_t(q + j * k)];
+    if (min ? t < r : t > r) r = t;
+  }
+  std::printf("#   %s %s %s, n %lld: %lld of %lld elements differ; first C(%lld, %lld) (tile row %lld): "
+              "candidate %.17g, shipped %.17g, host loop %.17g\n",
+              c.semiring, c.form, c.tile, (long long)n, (long long)bad, (long long)ref.size(), (long long)i,
+              (long long)j, (long long)(i / 64), p.out[size_t(first)], ref[size_t(first)], r);
+  return false;
 }
 
 // Median of 5 timed launches (after one untimed), CUDA events around each.

@@ -150,7 +150,7 @@ TEST(Step07, TraceHasEveryCopyAndProductAndTheBytesOfThePlan) {
   o.trace = &trace;
   lab::step07::dgemm_streams(1.0, p.A.cview(), p.B.cview(), 1.0, p.C.view(), o);
   p.expect_correct(1.0, 1.0);
-  double h2d = 0, d2h = 0;
+  double h2d = 0, d2h = 0, host = 0;
   int products = 0;
   for (const auto& e : trace) {
     EXPECT_LE(e.start_s, e.end_s);
@@ -161,7 +161,9 @@ TEST(Step07, TraceHasEveryCopyAndProductAndTheBytesOfThePlan) {
       d2h += double(e.bytes);
     else if (e.kind == "compute")
       ++products;
-    else
+    else if (e.kind == "host")
+      host += double(e.bytes);
+    else if (e.kind != "wait")
       ADD_FAILURE() << "unknown kind " << e.kind;
   }
   // 4 x 3 tiles of C, 6 panels each (the first and last in column blocks: more
@@ -169,6 +171,8 @@ TEST(Step07, TraceHasEveryCopyAndProductAndTheBytesOfThePlan) {
   EXPECT_GE(products, 4 * 3 * 6);
   EXPECT_DOUBLE_EQ(h2d, 8.0 * (3.0 * m * k + 4.0 * k * n + double(m) * n));
   EXPECT_DOUBLE_EQ(d2h, 8.0 * m * n);
+  // pageable matrices: every byte of a copy also passed a host thread's staging copy
+  EXPECT_DOUBLE_EQ(host, h2d + d2h);
 }
 
 TEST(Step07, BadOptionsThrowBeforeAnyWork) {
