@@ -208,7 +208,9 @@ Row time_kernel(const char* variant, double bound, const Args& args, cudaStream_
   const int64_t n = args.n;
   const auto A = random_device<T>(n * n, 1), B = random_device<T>(n * n, 2), C0 = random_device<T>(n * n, 3);
   lab::cuda::DeviceBuffer<T> C{static_cast<size_t>(n * n)};
-  LAB_CUDA_CHECK(cudaMemcpy(C.data(), C0.data(), sizeof(T) * size_t(n * n), cudaMemcpyDeviceToDevice));
+  // on the kernels' stream: a device-to-device cudaMemcpy returns before it is done and
+  // is not ordered with a non-blocking stream
+  LAB_CUDA_CHECK(cudaMemcpyAsync(C.data(), C0.data(), sizeof(T) * size_t(n * n), cudaMemcpyDeviceToDevice, s));
   const lab::View<const T> a{A.data(), n, n, n}, b{B.data(), n, n, n};
   const lab::View<T> c{C.data(), n, n, n};
   s9::gemm_device<S>(a, b, c, true, s);
@@ -372,7 +374,8 @@ Problem make_problem(int64_t n, int64_t k, bool specials, std::mt19937_64& rng, 
   const lab::View<const double> a{p.A.data(), n, k, n}, b{p.B.data(), k, n, k};
   const lab::View<double> c{p.C.data(), n, n, n};
   for (int which = 0; which < 2; ++which) {
-    LAB_CUDA_CHECK(cudaMemcpy(p.C.data(), p.C0.data(), sizeof(double) * size_t(n * n), cudaMemcpyDeviceToDevice));
+    LAB_CUDA_CHECK(
+        cudaMemcpyAsync(p.C.data(), p.C0.data(), sizeof(double) * size_t(n * n), cudaMemcpyDeviceToDevice, s));
     if (which == 0) s9::gemm_device<s9::MinPlus>(a, b, c, true, s);
     else s9::gemm_device<s9::MaxPlus>(a, b, c, true, s);
     LAB_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -386,7 +389,9 @@ Problem make_problem(int64_t n, int64_t k, bool specials, std::mt19937_64& rng, 
 // On a difference it says where, and which of the two a plain loop on the host
 // agrees with there (so that a wrong candidate and a wrong shipped kernel differ).
 bool same_as_shipped(const Candidate& c, Problem& p, cudaStream_t s) {
-  LAB_CUDA_CHECK(cudaMemcpy(p.C.data(), p.C0.data(), sizeof(double) * size_t(p.n * p.n), cudaMemcpyDeviceToDevice));
+  // (on s: a device-to-device cudaMemcpy is not ordered with the non-blocking stream s)
+  LAB_CUDA_CHECK(
+      cudaMemcpyAsync(p.C.data(), p.C0.data(), sizeof(double) * size_t(p.n * p.n), cudaMemcpyDeviceToDevice, s));
   c.run(p.A.data(), p.B.data(), p.C.data(), p.n, p.k, s);
   LAB_CUDA_CHECK(cudaStreamSynchronize(s));
   LAB_CUDA_CHECK(cudaMemcpy(p.out.data(), p.C.data(), sizeof(double) * p.out.size(), cudaMemcpyDeviceToHost));
