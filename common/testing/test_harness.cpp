@@ -1,6 +1,7 @@
 // Tests of the harness itself: a check that cannot fail is worse than none.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -11,6 +12,10 @@
 #include "lab/gemm_args.hpp"
 #include "lab/registry.hpp"
 #include "lab/timer.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace {
 
@@ -101,6 +106,48 @@ TEST(Matrix, RejectsBadShapes) {
   Matrix padded(5, 3, 8);
   EXPECT_EQ(8, padded.ld());
   EXPECT_EQ(0u, reinterpret_cast<uintptr_t>(padded.data()) % 64);
+}
+
+// The random fill is counter-based: the same seed gives the same matrix for any
+// number of threads and any ld, inside [lo, hi), and another seed another one.
+TEST(Matrix, FillRandomIsTheSameForAnyThreadsAndLd) {
+  const int64_t m = 1500, n = 900;  // over a million elements: the parallel path
+  Matrix a(m, n), b(m, n, m + 7), c(m, n);
+#ifdef _OPENMP
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  a.fill_random(42);
+  omp_set_num_threads(3);
+  b.fill_random(42);
+  omp_set_num_threads(before);
+#else
+  a.fill_random(42);
+  b.fill_random(42);
+#endif
+  c.fill_random(43);
+  int64_t same_as_other_seed = 0;
+  double lo = 1, hi = -1, sum = 0;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      ASSERT_EQ(a(i, j), b(i, j)) << "at (" << i << ", " << j << ")";
+      same_as_other_seed += a(i, j) == c(i, j);
+      lo = std::min(lo, a(i, j));
+      hi = std::max(hi, a(i, j));
+      sum += a(i, j);
+    }
+  EXPECT_EQ(same_as_other_seed, 0);
+  EXPECT_GE(lo, -1.0);
+  EXPECT_LT(hi, 1.0);
+  EXPECT_LT(lo, -0.999);  // the whole range is used
+  EXPECT_GT(hi, 0.999);
+  EXPECT_NEAR(sum / double(m * n), 0.0, 0.01);  // and evenly (the mean's standard error is 0.0005)
+  Matrix small(3, 2);
+  small.fill_random(7, 2.0, 2.5);
+  for (int64_t j = 0; j < 2; ++j)
+    for (int64_t i = 0; i < 3; ++i) {
+      EXPECT_GE(small(i, j), 2.0);
+      EXPECT_LT(small(i, j), 2.5);
+    }
 }
 
 TEST(QuickReturn, AlphaZeroScalesWithoutReadingAB) {
