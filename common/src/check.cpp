@@ -11,6 +11,10 @@
 
 #include "lab/gemm_args.hpp"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 namespace lab {
 namespace {
 
@@ -171,42 +175,61 @@ CheckResult freivalds_check(double alpha, ConstMatView A, ConstMatView B, double
   std::vector<double> x(n), y(k), ya(k);
   const size_t all = size_t(m) * trials;
   std::vector<double> ay(all), aay(all), cx(all), acx(all), c0x(all), ac0x(all);
+  // The matrices are column-major: each thread takes a block of rows and runs
+  // down every column's part of it (contiguous), accumulating in column order,
+  // so each element's sum is the same as a row-by-row loop's, while memory is
+  // read in lines and pages rather than one element per line (at n = 32768 a
+  // row-wise walk touched a new page at every element).
+  auto row_block = [](int64_t rows, int64_t* lo, int64_t* hi) {
+    int t = 0, nt = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    nt = omp_get_num_threads();
+#endif
+    const int64_t per = (rows + nt - 1) / nt;
+    *lo = std::min(rows, per * t);
+    *hi = std::min(rows, *lo + per);
+  };
   for (int t = 0; t < trials; ++t) {
     for (auto& v : x) v = dist(gen);
-    // y = B x, ya = |B| |x|
-#pragma omp parallel for schedule(static)
-    for (int64_t p = 0; p < k; ++p) {
-      double s = 0, sa = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        s += B(p, j) * x[j];
-        sa += std::fabs(B(p, j)) * std::fabs(x[j]);
-      }
-      y[p] = s;
-      ya[p] = sa;
-    }
     const int64_t o = t * m;
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < m; ++i) {
-      double s = 0, sa = 0, c = 0, ca = 0, c0 = 0, c0a = 0;
+#pragma omp parallel
+    {
+      int64_t lo = 0, hi = 0;
+      // y = B x, ya = |B| |x|
+      row_block(k, &lo, &hi);
+      for (int64_t p = lo; p < hi; ++p) y[p] = ya[p] = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const double xj = x[j], axj = std::fabs(x[j]);
+        for (int64_t p = lo; p < hi; ++p) {
+          y[p] += B(p, j) * xj;
+          ya[p] += std::fabs(B(p, j)) * axj;
+        }
+      }
+#pragma omp barrier
+      // alpha A y, and C x, C0 x (C0 only where beta != 0: it may hold NaN)
+      row_block(m, &lo, &hi);
+      for (int64_t i = lo; i < hi; ++i) ay[o + i] = aay[o + i] = cx[o + i] = acx[o + i] = c0x[o + i] = ac0x[o + i] = 0;
       if (alpha != 0.0)
         for (int64_t p = 0; p < k; ++p) {
-          s += A(i, p) * y[p];
-          sa += std::fabs(A(i, p)) * ya[p];
+          const double yp = y[p], ayp = ya[p];
+          for (int64_t i = lo; i < hi; ++i) {
+            ay[o + i] += A(i, p) * yp;
+            aay[o + i] += std::fabs(A(i, p)) * ayp;
+          }
         }
       for (int64_t j = 0; j < n; ++j) {
-        c += C(i, j) * x[j];
-        ca += std::fabs(C(i, j)) * std::fabs(x[j]);
-        if (beta != 0.0) {
-          c0 += C0(i, j) * x[j];
-          c0a += std::fabs(C0(i, j)) * std::fabs(x[j]);
+        const double xj = x[j], axj = std::fabs(x[j]);
+        for (int64_t i = lo; i < hi; ++i) {
+          cx[o + i] += C(i, j) * xj;
+          acx[o + i] += std::fabs(C(i, j)) * axj;
         }
+        if (beta != 0.0)
+          for (int64_t i = lo; i < hi; ++i) {
+            c0x[o + i] += C0(i, j) * xj;
+            ac0x[o + i] += std::fabs(C0(i, j)) * axj;
+          }
       }
-      ay[o + i] = s;
-      aay[o + i] = sa;
-      cx[o + i] = c;
-      acx[o + i] = ca;
-      c0x[o + i] = c0;
-      ac0x[o + i] = c0a;
     }
   }
   return freivalds_verdict(m, n, k, trials, alpha, beta, cx.data(), acx.data(), ay.data(), aay.data(), c0x.data(),
