@@ -251,7 +251,10 @@ void Worker::host_copy(MatView dst, ConstMatView src) {
 }
 
 void Worker::host_event(const char* kind, double start_s, int64_t bytes) {
-  if (!call_.opts.trace) return;
+  if (call_.opts.trace) host_events_.push_back(event(kind, bytes, start_s, seconds_since(call_.t0)));
+}
+
+TraceEvent Worker::event(const std::string& kind, int64_t bytes, double start_s, double end_s) const {
   TraceEvent e;
   e.gpu = slot_.gpu;
   e.device = slot_.device;
@@ -259,8 +262,8 @@ void Worker::host_event(const char* kind, double start_s, int64_t bytes) {
   e.kind = kind;
   e.bytes = bytes;
   e.start_s = start_s;
-  e.end_s = seconds_since(call_.t0);
-  host_events_.push_back(e);
+  e.end_s = end_s;
+  return e;
 }
 
 int Worker::begin_op(cudaStream_t s) {
@@ -357,17 +360,9 @@ void Worker::finish() {
   if (!call_.opts.trace || (ops_.empty() && host_events_.empty())) return;
   std::vector<TraceEvent> mine;
   mine.swap(host_events_);
-  for (const Op& op : ops_) {
-    TraceEvent e;
-    e.gpu = slot_.gpu;
-    e.device = slot_.device;
-    e.stream = slot_.stream;
-    e.kind = op.kind;
-    e.bytes = op.bytes;
-    e.start_s = ref_s_ + op.start->seconds_since(ref_);
-    e.end_s = ref_s_ + op.end->seconds_since(ref_);
-    mine.push_back(e);
-  }
+  for (const Op& op : ops_)
+    mine.push_back(event(op.kind, op.bytes, ref_s_ + op.start->seconds_since(ref_),
+                         ref_s_ + op.end->seconds_since(ref_)));
   ops_.clear();  // finish() may come once per tile (the synchronous loop)
   std::lock_guard<std::mutex> lock(call_.trace_mu);
   call_.opts.trace->insert(call_.opts.trace->end(), mine.begin(), mine.end());

@@ -122,6 +122,8 @@ class Worker {
   /// Traces a host thread's part (kind "host": a staging copy; "wait": waiting
   /// for a staging buffer's copy) from `start_s` (seconds since the call began) to now.
   void host_event(const char* kind, double start_s, int64_t bytes);
+  /// One trace row of this worker's GPU entry and stream.
+  TraceEvent event(const std::string& kind, int64_t bytes, double start_s, double end_s) const;
   int begin_op(cudaStream_t s);
   void end_op(int op, cudaStream_t s, const char* kind, int64_t bytes);
 

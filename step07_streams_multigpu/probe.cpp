@@ -4,8 +4,9 @@
 //                [--streams 2] [--csv FILE]
 //
 // Per GPU: pinned and pageable copies host -> device and back, pinned both
-// ways at once; all GPUs copying at once (each way, and both ways); the host's memcpy rate (one thread
-// and all cores: what staging a pageable matrix costs); device-resident
+// ways at once; all GPUs copying at once (each way, and both ways); the
+// host's memcpy rate (one thread and all cores: what staging a pageable
+// matrix costs); device-resident
 // cublasDgemm on random doubles. Then, for each size, the bytes step07's plan
 // moves and the bound max(PCIe time, compute time) the handout compares with,
 // on one GPU and (GPUs listed once each) on all of them.
@@ -18,8 +19,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <stdexcept>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -216,6 +217,14 @@ double probe_dgemm(int g, int64_t n) {
   return lab::gflops(n, n, n, t.median_s) / 1e3;
 }
 
+// "tm x tn x tk, T tiles": the plan's tile and how many.
+std::string plan_shape(const lab::step07::Plan& plan) {
+  char shape[64];
+  std::snprintf(shape, sizeof shape, "%lldx%lldx%lld, %lld tiles", (long long)plan.shape.tm,
+                (long long)plan.shape.tn, (long long)plan.shape.tk, (long long)plan.tiles());
+  return shape;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -233,13 +242,7 @@ int main(int argc, char** argv) {
         return argv[++i];
       };
       if (a == "--gpus") {
-        for (const auto& s : lab::split_list(value())) {
-          char* end = nullptr;
-          const long g = std::strtol(s.c_str(), &end, 10);
-          if (s.empty() || *end != '\0' || g < 0 || g > 1024)
-            throw lab::UsageError("--gpus takes GPU ids such as 0,1 (got '" + s + "')");
-          gpus.push_back(int(g));
-        }
+        gpus = lab::parse_gpu_list(a, value());
       } else if (a == "--bytes") {
         bytes = size_t(parse_size(value()));
       } else if (a == "--dgemm-n") {
@@ -319,11 +322,8 @@ int main(int argc, char** argv) {
       // Pageable: every byte also passes the host's memcpy (all cores).
       const double t_host = (plan.h2d_bytes(true) + plan.d2h_bytes()) / (mcn * 1e9);
       const double bound_pg = std::max(bound, t_host);
-      char shape[64];
-      std::snprintf(shape, sizeof shape, "%lldx%lldx%lld, %lld tiles", (long long)plan.shape.tm,
-                    (long long)plan.shape.tn, (long long)plan.shape.tk, (long long)plan.tiles());
-      std::printf("  %6lld %-34s %8.3f %8.3f %8.3f %6.1f TF %9.1f TF\n", (long long)n, shape, t_h2d, t_d2h,
-                  t_gemm, lab::gflops(n, n, n, bound) / 1e3, lab::gflops(n, n, n, bound_pg) / 1e3);
+      std::printf("  %6lld %-34s %8.3f %8.3f %8.3f %6.1f TF %9.1f TF\n", (long long)n, plan_shape(plan).c_str(),
+                  t_h2d, t_d2h, t_gemm, lab::gflops(n, n, n, bound) / 1e3, lab::gflops(n, n, n, bound_pg) / 1e3);
       rows.push_back({"bound pinned n=" + std::to_string(n), gpus.front(), lab::gflops(n, n, n, bound) / 1e3,
                       "TFLOP/s"});
       rows.push_back({"bound pageable n=" + std::to_string(n), gpus.front(),
@@ -344,10 +344,8 @@ int main(int argc, char** argv) {
         const double t_both = (plan.h2d_bytes(true) + plan.d2h_bytes()) / (all_both * 1e9);
         const double t_gemm = 2.0 * double(n) * double(n) * double(n) / (tflops * 1e12) / g;
         const double bound = std::max({t_h2d, t_d2h, t_both, t_gemm});
-        char shape[64];
-        std::snprintf(shape, sizeof shape, "%lldx%lldx%lld, %lld tiles", (long long)plan.shape.tm,
-                      (long long)plan.shape.tn, (long long)plan.shape.tk, (long long)plan.tiles());
-        std::printf("  %6lld %-34s %8.3f %8.3f %8.3f %8.3f %6.1f TF\n", (long long)n, shape, t_h2d, t_d2h, t_both,
+        std::printf("  %6lld %-34s %8.3f %8.3f %8.3f %8.3f %6.1f TF\n", (long long)n, plan_shape(plan).c_str(),
+                    t_h2d, t_d2h, t_both,
                     t_gemm, lab::gflops(n, n, n, bound) / 1e3);
         rows.push_back({"bound pinned n=" + std::to_string(n) + " on " + std::to_string(g) + " GPUs", -1,
                         lab::gflops(n, n, n, bound) / 1e3, "TFLOP/s"});

@@ -16,6 +16,7 @@
 
 #include "lab/check.hpp"
 #include "lab/matrix.hpp"
+#include "lab/random.hpp"
 
 #ifdef __CUDACC__
 #define LAB_STEP08_HD __host__ __device__
@@ -25,17 +26,13 @@
 
 namespace lab::step08 {
 
-/// splitmix64's finalizer: a bijection of 64-bit words that mixes every bit.
-LAB_STEP08_HD inline uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+/// splitmix64's finalizer (the harness's, lab/random.hpp).
+using lab::mix64;
 
-/// Element (i, j) of the matrix with this seed: uniform in [-1, 1), 53 random bits.
+/// Element (i, j) of the matrix with this seed: uniform in [-1, 1), 53 random
+/// bits; the same element as Matrix::fill_random(seed) makes.
 LAB_STEP08_HD inline double generated(uint64_t seed, int64_t i, int64_t j) {
-  const uint64_t h = mix64(mix64(seed + 0x9e3779b97f4a7c15ULL * uint64_t(j)) ^ uint64_t(i));
-  return double(h >> 11) * (1.0 / 4503599627370496.0) - 1.0;  // [0, 2) - 1
+  return 2.0 * lab::random_unit(seed, i, j) - 1.0;  // [0, 2) - 1, exact
 }
 
 /// The seeds of one problem: A, B, the C the multiply starts from, and the

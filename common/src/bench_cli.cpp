@@ -52,6 +52,13 @@ int64_t parse_bytes(const std::string& flag, const std::string& text) {
 
 }  // namespace
 
+std::vector<int> parse_gpu_list(const std::string& flag, const std::string& text) {
+  std::vector<int> ids;
+  for (const auto& g : split_list(text)) ids.push_back(int(parse_int(flag, g, 0, 1023)));
+  if (ids.empty()) throw UsageError(flag + " needs GPU ids, e.g. " + flag + " 0,1 or " + flag + " 0,0");
+  return ids;
+}
+
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream in(s);
@@ -141,9 +148,7 @@ BenchOptions parse_bench_args(int argc, const char* const* argv, const StepInfo&
       for (const auto& s : split_list(v)) o.params.tile.push_back(parse_int("--tile", s, 1, 1 << 20));
       if (o.params.tile.empty()) throw UsageError("--tile needs sizes, e.g. --tile 64,256,512");
     } else if (a == "--gpus") {
-      o.params.gpu_list.clear();
-      for (const auto& g : split_list(next())) o.params.gpu_list.push_back(int(parse_int(a, g, 0, 1023)));
-      if (o.params.gpu_list.empty()) throw UsageError("--gpus needs GPU ids, e.g. --gpus 0,1 or --gpus 0,0");
+      o.params.gpu_list = parse_gpu_list(a, next());
       o.params.gpus = static_cast<int>(o.params.gpu_list.size());
     } else if (a == "--device-mem-limit") {
       o.params.device_mem_limit = parse_bytes(a, next());

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "lab/random.hpp"
+
 namespace lab {
 
 int64_t matrix_bytes(int64_t rows, int64_t cols, int64_t ld, const char* what) {
@@ -35,30 +37,18 @@ Matrix::Matrix(int64_t rows, int64_t cols, int64_t ld) : rows_(rows), cols_(cols
   data_.reset(static_cast<double*>(p));
 }
 
-namespace {
-// SplitMix64's output function: a well-mixed 64-bit value for every counter.
-uint64_t mix64(uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-}  // namespace
-
 void Matrix::fill_random(uint64_t seed, double lo, double hi) {
-  // Element (i, j) is a function of the seed and of its index j * rows + i
-  // only (a counter-based generator), so the columns are filled in parallel
-  // and the matrix is the same for any number of threads and any ld. A
-  // sequential generator filled 40-80 million doubles a second: a minute for
-  // the three matrices of n = 32768, longer than the products it prepares.
-  const uint64_t key = mix64(seed + 0x9e3779b97f4a7c15ULL);
+  // Counter-based (lab/random.hpp): element (i, j) depends on the seed and (i, j)
+  // only, so the columns are filled in parallel and the matrix is the same for
+  // any number of threads and any ld. A sequential generator filled 40-80
+  // million doubles a second: a minute for the three matrices of n = 32768,
+  // longer than the products it prepares.
   const int64_t rows = rows_, cols = cols_;
 #pragma omp parallel for schedule(static) if (rows * cols > (int64_t(1) << 20))
   for (int64_t j = 0; j < cols; ++j) {
     double* col = data_.get() + j * ld_;
     for (int64_t i = 0; i < rows; ++i) {
-      const uint64_t bits = mix64(key + 0x9e3779b97f4a7c15ULL * uint64_t(j * rows + i));
-      const double u = double(bits >> 11) * 0x1.0p-53;  // uniform in [0, 1), 53 random bits
-      const double v = lo + (hi - lo) * u;
+      const double v = lo + (hi - lo) * random_unit(seed, i, j);
       col[i] = v < hi ? v : lo;  // rounding may reach hi: keep [lo, hi)
     }
   }

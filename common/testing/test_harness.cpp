@@ -10,6 +10,7 @@
 #include "lab/bench.hpp"
 #include "lab/check.hpp"
 #include "lab/gemm_args.hpp"
+#include "lab/random.hpp"
 #include "lab/registry.hpp"
 #include "lab/timer.hpp"
 
@@ -136,6 +137,8 @@ TEST(Matrix, FillRandomIsTheSameForAnyThreadsAndLd) {
       sum += a(i, j);
     }
   EXPECT_EQ(same_as_other_seed, 0);
+  // the element lab/random.hpp gives (i, j), which step08 fills its blocks on the ranks with
+  EXPECT_EQ(a(1234, 567), 2.0 * lab::random_unit(42, 1234, 567) - 1.0);
   EXPECT_GE(lo, -1.0);
   EXPECT_LT(hi, 1.0);
   EXPECT_LT(lo, -0.999);  // the whole range is used

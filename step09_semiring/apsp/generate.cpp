@@ -2,17 +2,14 @@
 
 #include <stdexcept>
 
+#include "lab/random.hpp"
+
 namespace lab::step09::apsp {
 namespace {
 
 struct SplitMix64 {
   uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  uint64_t next() { return mix64(state += 0x9e3779b97f4a7c15ULL); }  // the finalizer: lab/random.hpp
   // Uniform in [0, bound): the high half of a 64 x 64-bit product (Lemire's
   // method without the rejection step; its bias, below bound / 2^64, is far
   // too small to matter for a benchmark graph).

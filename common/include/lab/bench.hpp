@@ -50,6 +50,8 @@ struct UsageError : std::runtime_error {
 };
 /// "a,b,,c" -> {"a", "b", "c"}: the comma lists of the CLI.
 std::vector<std::string> split_list(const std::string& s);
+/// "0,1" or "0,0" -> the GPU ids of a --gpus list (0..1023, at least one; UsageError naming `flag` otherwise).
+std::vector<int> parse_gpu_list(const std::string& flag, const std::string& text);
 BenchOptions parse_bench_args(int argc, const char* const* argv, const StepInfo& info);
 std::string bench_usage(const StepInfo& info);
 
