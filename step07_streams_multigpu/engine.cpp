@@ -165,6 +165,7 @@ Worker::Worker(Call& call, StreamSlot slot)
     : call_(call), slot_(slot), device_((LAB_CUDA_CHECK(cudaSetDevice(slot.device)), slot.device)) {
   const TileShape& t = plan().shape;
   dC_ = cuda::DeviceBuffer<double>(size_t(t.tm * t.tn));
+  dCin_ = cuda::DeviceBuffer<double>(size_t(t.tm * c_block_width(t)));
   for (int b = 0; b < 2; ++b) {
     dA_[b] = cuda::DeviceBuffer<double>(size_t(t.tm * t.tk));
     dB_[b] = cuda::DeviceBuffer<double>(size_t(t.tk * t.tn));
@@ -344,6 +345,16 @@ void Worker::gemm(double alpha, ConstMatView dA, ConstMatView dB, double beta, M
   const int op = begin_op(compute_.get());
   LAB_CUDA_CHECK(cublasDgemm_64(blas_, CUBLAS_OP_N, CUBLAS_OP_N, dC.rows, dC.cols, dA.cols, &alpha, dA.data,
                                 dA.ld, dB.data, dB.ld, &beta, dC.data, dC.ld));
+  end_op(op, compute_.get(), "compute", 0);
+}
+
+void Worker::add(double beta, ConstMatView dX, MatView dC) {
+  if (dC.rows == 0 || dC.cols == 0) return;
+  const int op = begin_op(compute_.get());
+  const double one = 1.0;
+  // In place (dC is both the first operand and the result), which cuBLAS allows with CUBLAS_OP_N.
+  LAB_CUDA_CHECK(cublasDgeam_64(blas_, CUBLAS_OP_N, CUBLAS_OP_N, dC.rows, dC.cols, &one, dC.data, dC.ld,
+                                &beta, dX.data, dX.ld, dC.data, dC.ld));
   end_op(op, compute_.get(), "compute", 0);
 }
 

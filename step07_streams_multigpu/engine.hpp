@@ -84,15 +84,15 @@ class Worker {
   MatView b_panel(int b, int64_t rows, int64_t cols) const {
     return {dB_[b].data(), rows, cols, plan().shape.tk};
   }
+  /// The buffer a block of C (at most c_block_width columns) comes in through.
+  MatView c_in(int64_t rows, int64_t cols) const { return {dCin_.data(), rows, cols, plan().shape.tm}; }
 
   /// Events the orchestration records and waits for (see streams.cpp).
   cuda::Event panel_ready[2], panel_free[2];
-  cuda::Event c_loaded, c_done;
-  /// The first and last panel's products run in up to kCBlocks column blocks
-  /// of the C buffer, each ceil(tn / kCBlocks) wide, so that block j covers
-  /// the same buffer columns in every tile; c_stored[j] is recorded when
-  /// block j has gone back.
-  static constexpr int kCBlocks = 8;
+  cuda::Event c_loaded, c_done, c_in_ready, c_in_free;
+  /// c_stored[j] is recorded when block j of the C buffer (plan.hpp's
+  /// kCBlocks, c_block_width) has gone back.
+  static constexpr int kCBlocks = lab::step07::kCBlocks;
   cuda::Event c_stored[kCBlocks];
   /// The panel buffer to use next (alternates 0, 1, 0, ... across tiles).
   int next_panel_buffer() { return (panel_count_++) % 2; }
@@ -108,6 +108,8 @@ class Worker {
   void store(MatView host, ConstMatView dev, cudaStream_t s);
   /// dC <- alpha dA dB + beta dC with cublasDgemm on the product stream (traced as compute).
   void gemm(double alpha, ConstMatView dA, ConstMatView dB, double beta, MatView dC);
+  /// dC <- dC + beta dX with cublasDgeam on the product stream (traced as compute).
+  void add(double beta, ConstMatView dX, MatView dC);
   /// Waits for everything this worker queued, finishes staged stores, adds its trace to the call's.
   void finish();
 
@@ -129,7 +131,7 @@ class Worker {
 
   cuda::Stream h2d_, compute_, d2h_;
   cublasHandle_t blas_ = nullptr;
-  cuda::DeviceBuffer<double> dC_, dA_[2], dB_[2];
+  cuda::DeviceBuffer<double> dC_, dCin_, dA_[2], dB_[2];
   std::vector<Staging> in_ring_, out_ring_;
   size_t in_next_ = 0, out_next_ = 0, out_ring_size_ = 2;
   int64_t staging_elems_ = 0;

@@ -42,8 +42,10 @@ TileShape clip(TileShape t, int64_t m, int64_t n, int64_t k) {
 
 }  // namespace
 
+int64_t c_block_width(const TileShape& t) { return ceil_div(t.tn, kCBlocks); }
+
 int64_t stream_device_bytes(const TileShape& t) {
-  return int64_t(sizeof(double)) * (t.tm * t.tn + 2 * t.tm * t.tk + 2 * t.tk * t.tn);
+  return int64_t(sizeof(double)) * (t.tm * t.tn + 2 * t.tm * t.tk + 2 * t.tk * t.tn + t.tm * c_block_width(t));
 }
 
 TileRange Plan::tile(int64_t index) const {

@@ -25,7 +25,15 @@ struct TileShape {
   int64_t tm = 0, tn = 0, tk = 0;
 };
 
-/// Device bytes one stream needs: its C tile and two panels each of A and B.
+/// The first and last panel's products run in up to kCBlocks column blocks of
+/// the C tile, each c_block_width(t) = ceil(tn / kCBlocks) wide, so that block
+/// j covers the same buffer columns in every tile; C comes in one such block
+/// at a time.
+constexpr int kCBlocks = 8;
+int64_t c_block_width(const TileShape& t);
+
+/// Device bytes one stream needs: its C tile, two panels each of A and B, and
+/// one block of C on its way in.
 int64_t stream_device_bytes(const TileShape& t);
 
 /// One tile of C: rows [i0, i0 + rows), columns [j0, j0 + cols).

@@ -6,13 +6,19 @@
 //   for each k panel p:  A(i, p), B(p, j) -> device;  C(i, j) += A(i, p) B(p, j)
 // so the C tile stays on the device across the whole k loop (it crosses PCIe
 // once each way) while the panels are double-buffered: panel p + 1 travels
-// while the product of panel p runs. Events carry the dependencies:
+// while the product of panel p runs. The host's C is not needed to start:
+// the first panel multiplies with beta = 0, and C comes in later, one column
+// block at a time through a buffer of its own, while the middle panels' products
+// run (the copy engine has time to spare there), and is added as beta C.
+// Events carry the dependencies:
 //   panel_ready[b]  recorded on h2d after panel buffer b is filled;  compute waits for it
 //   panel_free[b]   recorded on compute after the product that read buffer b;  h2d waits for it
-//   c_loaded        a block of the C tile in (h2d);  compute waits before multiplying into it
+//   c_in_ready      a block of the host's C is in the c_in buffer (h2d);  compute waits, then adds it
+//   c_in_free       that addition is done (compute);  h2d waits before the next block comes in
+//   c_loaded        (one panel only: no middle to hide C in) a block of C loaded into the tile
 //   c_done          a block's last product (compute);  d2h waits before copying it back
-//   c_stored[j]     block j of the tile copied back (d2h);  the next tile's load of
-//                   its block j and its first product into it wait for it
+//   c_stored[j]     block j of the tile copied back (d2h);  the next tile's first
+//                   product into block j waits for it
 // Waiting on an event never recorded yet returns at once (CUDA's rule), so
 // the first tile needs no special case.
 #include <algorithm>

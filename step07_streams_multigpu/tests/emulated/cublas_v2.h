@@ -1,4 +1,4 @@
-// cublasDgemm_64 for the emulation (see cuda_runtime_api.h here): a plain
+// cublasDgemm_64 and cublasDgeam_64 for the emulation (see cuda_runtime_api.h here): a plain
 // loop on the host, checking that A, B and C lie inside device allocations
 // and, as cuBLAS does, not reading C when beta == 0.
 #pragma once
@@ -37,5 +37,19 @@ inline cublasStatus_t cublasDgemm_64(cublasHandle_t, cublasOperation_t, cublasOp
       for (int64_t p = 0; p < k; ++p) s += A[i + p * lda] * B[p + j * ldb];
       C[i + j * ldc] = *alpha * s + (*beta == 0 ? 0.0 : *beta * C[i + j * ldc]);
     }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// C <- alpha A + beta B (no transposes); C may be A (same ld), as cuBLAS allows.
+inline cublasStatus_t cublasDgeam_64(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t m,
+                                     int64_t n, const double* alpha, const double* A, int64_t lda,
+                                     const double* beta, const double* B, int64_t ldb, double* C,
+                                     int64_t ldc) {
+  if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
+  lab_emulated::require_device(A, sizeof(double) * size_t(lda * (n - 1) + m));
+  lab_emulated::require_device(B, sizeof(double) * size_t(ldb * (n - 1) + m));
+  lab_emulated::require_device(C, sizeof(double) * size_t(ldc * (n - 1) + m));
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) C[i + j * ldc] = *alpha * A[i + j * lda] + *beta * B[i + j * ldb];
   return CUBLAS_STATUS_SUCCESS;
 }
