@@ -3,7 +3,8 @@
 //
 // A stream (a worker) owns one tm x tn tile of C on the device and two
 // buffers each for a tm x tk panel of A and a tk x tn panel of B (double
-// buffering: the next panel arrives while the product runs on the current).
+// buffering: the next panel arrives while the product runs on the current),
+// and one column block of C on its way in (see c_block_width).
 // For a C tile resident across the k loop, A crosses PCIe once per column of
 // tiles and B once per row of tiles:
 //   bytes H2D = 8 (ceil(n/tn) m k + ceil(m/tm) k n + m n [beta != 0]),  D2H = 8 m n,
