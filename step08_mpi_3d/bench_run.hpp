@@ -74,6 +74,7 @@ inline RunResult run_host(const RunSetup& s, const Plan& plan) {
   Options o;
   o.local = s.local;
   o.threads = s.threads;
+  o.bcasts_at_once = s.bcasts_at_once;
   Breakdown bd;
   o.breakdown = &bd;
   std::vector<Breakdown> calls;
@@ -190,6 +191,7 @@ inline RunResult run_on_root(const RunSetup& s) {
   o.grid = s.grid;
   o.local = s.local;
   o.threads = s.threads;
+  o.bcasts_at_once = s.bcasts_at_once;
   Breakdown bd;
   o.breakdown = &bd;
   std::vector<Breakdown> calls;

@@ -203,6 +203,7 @@ class Requests {
     if (!reqs_.empty()) MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
   }
   MPI_Request* add() { return &reqs_.emplace_back(MPI_REQUEST_NULL); }
+  bool empty() const { return reqs_.empty(); }
   void wait_all() {
     const int n = static_cast<int>(reqs_.size());
     std::vector<MPI_Request> pending = std::move(reqs_);
@@ -232,6 +233,21 @@ void irecv(View<T> blk, int src, const Comm& comm, Requests& reqs, Traffic& t) {
     LAB_MPI_CHECK(MPI_Irecv(piece.data, 1, type.get(), src, 0, comm.get(), reqs.add()));
   });
   t.recv += bytes_of(blk);
+}
+
+/// MPI_Ibcast of the block `blk` (any ld) from `root`: in flight until reqs.wait_all();
+/// the root's block is only read. Every rank of `comm` must start the same
+/// broadcasts in the same order.
+template <class T>
+void ibcast(View<T> blk, int root, const Comm& comm, Requests& reqs, Traffic& t) {
+  if (blk.rows == 0 || blk.cols == 0) return;
+  by_column_groups(blk, [&](View<T> piece) {
+    const BlockType type(piece);
+    note_collective("MPI_Ibcast", comm);
+    LAB_MPI_CHECK(MPI_Ibcast(piece.data, 1, type.get(), root, comm.get(), reqs.add()));
+  });
+  if (comm.size() == 1) return;
+  (comm.rank() == root ? t.sent : t.recv) += bytes_of(blk);
 }
 
 /// Blocking MPI_Send / MPI_Recv of a block (any ld).

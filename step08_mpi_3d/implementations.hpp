@@ -30,6 +30,7 @@ struct RunSetup {
   bool data_on_root = false;  ///< the rank-0 dgemm (scatter, multiply, gather) instead
   int transfer = 0;           ///< device blocks: Transfer (0 automatic, 1 nccl, 2 mpi)
   int nb = 256;               ///< ScaLAPACK's block size
+  bool bcasts_at_once = true; ///< host blocks: Options::bcasts_at_once
 };
 
 /// What a run measured. Every rank gets the samples and the check; rank 0 also

@@ -59,6 +59,7 @@ struct Step08Args {
   int64_t pad = 0;
   int nb = 256, transfer = 0, warmup = 1;
   bool data_on_root = false;
+  bool bcasts_at_once = true;
 };
 
 double parse_number(const std::string& flag, const std::string& text) {
@@ -126,6 +127,11 @@ std::vector<const char*> take_step08_args(int argc, char** argv, Step08Args* s) 
       if (v != "auto" && v != "nccl" && v != "mpi")
         throw UsageError("option --transfer takes auto, nccl or mpi, got '" + v + "'");
       s->transfer = v == "auto" ? 0 : v == "nccl" ? 1 : 2;
+    } else if (a == "--bcast") {
+      const std::string v = next();
+      if (v != "together" && v != "in-turn")
+        throw UsageError("option --bcast takes together or in-turn, got '" + v + "'");
+      s->bcasts_at_once = v == "together";
     } else if (a == "--breakdown") {
       s->breakdown_csv = next();
       if (s->breakdown_csv.empty()) throw UsageError("--breakdown needs a file name");
@@ -156,6 +162,8 @@ std::string usage() {
          "  --local LIST     what multiplies the blocks: step04 (your kernel), openblas, cuda (blocks on\n"
          "                   each rank's GPU, chosen by its index on the node); comma-separated: one run each\n"
          "  --transfer HOW   device blocks: auto (NCCL where it can), nccl, mpi (through host buffers)\n"
+         "  --bcast HOW      host blocks: together (A's and B's broadcasts in flight at once, the\n"
+         "                   default) or in-turn (B's after A's)\n"
          "  --threads T      threads per rank of the cpu kernels (default: all cores)\n"
          "  --pad P          ld = rows + P for the blocks (default 0)\n"
          "  --nb NB          ScaLAPACK's block size (default 256)\n"
@@ -195,7 +203,7 @@ void report(const std::vector<RunResult>& runs, const lab::BenchOptions& o, int 
                     : "p=" + std::to_string(p) + " layout=" + r.layout + " data=" +
                           (s.data_on_root ? "root" : "ranks") +
                           (f.has_product ? " overhead=" + std::to_string(f.overhead) : "") +
-                          (pl.oversubscribed ? " oversubscribed" : "");
+                          (pl.oversubscribed ? " oversubscribed" : "") + (s.bcasts_at_once ? "" : " bcast=in-turn");
     records.push_back(rec);
   }
   if (!o.csv.empty()) lab::append_csv(o.csv, records);
@@ -310,6 +318,7 @@ int run(int argc, char** argv) {
   setup.pad = s.pad;
   setup.data_on_root = s.data_on_root;
   setup.transfer = s.transfer;
+  setup.bcasts_at_once = s.bcasts_at_once;
   setup.nb = s.nb;
   std::vector<RunResult> runs;
   for (const auto* impl : impls) {

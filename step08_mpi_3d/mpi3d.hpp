@@ -57,6 +57,9 @@ struct Options {
   LocalKernel local = LocalKernel::step04;
   int threads = 0;                 ///< threads of the cpu kernels (0: OpenMP's default)
   Breakdown* breakdown = nullptr;  ///< when given, this rank's breakdown of the call
+  /// Host blocks: A's and B's broadcasts in flight at once (MPI_Ibcast, both
+  /// waited for together), or false: one MPI_Bcast after the other.
+  bool bcasts_at_once = true;
 };
 
 /// How the pz partial products of a C block are combined along z: the MPI

@@ -21,7 +21,7 @@ void multiply(const Plan& plan, double alpha, ConstMatView A, ConstMatView B, do
     if (opts.local == LocalKernel::cuda) cuda_host_setup(plan.cube());
 #endif
   });
-  HostTransport<double> transport(plan.workspace(), Reduction{MPI_SUM, 0});
+  HostTransport<double> transport(plan.workspace(), Reduction{MPI_SUM, 0}, opts.bcasts_at_once);
   multiply_blocks<double>(plan, transport, A, B, C, dgemm_product(opts.local, opts.threads, alpha, beta),
                           opts.breakdown);
 }

@@ -44,13 +44,24 @@ class Transport {
 };
 
 /// Blocks in host memory, moved with MPI; scratch from a plan's HostWorkspace.
+/// With `bcasts_at_once` a broadcast is only started (MPI_Ibcast) and finish()
+/// waits for all of them: A's along y and B's along x then travel together
+/// instead of B's waiting for A's to end.
 template <class T>
 class HostTransport final : public Transport<T> {
  public:
-  HostTransport(HostWorkspace& ws, Reduction op) : ws_(ws), op_(op) {}
+  HostTransport(HostWorkspace& ws, Reduction op, bool bcasts_at_once = true)
+      : ws_(ws), op_(op), at_once_(bcasts_at_once) {}
 
   void bcast(View<T> blk, int root, const Comm& fibre, Traffic& t) override {
-    if (fibre.size() > 1) mpi::bcast(blk, root, fibre, t);
+    if (fibre.size() == 1) return;
+    if (at_once_) mpi::ibcast(blk, root, fibre, pending_, t);
+    else mpi::bcast(blk, root, fibre, t);
+  }
+  void finish() override {
+    if (pending_.empty()) return;
+    note_step("waiting for its broadcasts to finish");
+    pending_.wait_all();
   }
   void reduce(View<T> blk, int root, const Comm& fibre, Traffic& t) override {
     if (fibre.size() > 1) mpi::reduce(blk, op_.mpi, root, fibre, t);
@@ -67,6 +78,8 @@ class HostTransport final : public Transport<T> {
  private:
   HostWorkspace& ws_;
   Reduction op_;
+  bool at_once_;
+  mpi::Requests pending_;  // the broadcasts started and not yet waited for
 };
 
 }  // namespace lab::step08
