@@ -100,6 +100,22 @@ struct Row {
   std::string check = "-";
 };
 
+// The shortest of five timed launches of `launch` (after one that warms up).
+template <class Launch>
+double best_launch_seconds(cudaStream_t s, Launch&& launch) {
+  lab::cuda::Event start, stop;
+  double best = 1e30;
+  for (int t = 0; t <= 5; ++t) {
+    start.record(s);
+    launch();
+    LAB_CUDA_CHECK_LAUNCH();
+    stop.record(s);
+    stop.sync();
+    if (t > 0) best = std::min(best, stop.seconds_since(start));
+  }
+  return best;
+}
+
 // Operations per second (2 per update) of one probe: the best of a few launches.
 template <class Op, class T>
 double probe_gops(T x, T y, cudaStream_t s) {
@@ -107,16 +123,7 @@ double probe_gops(T x, T y, cudaStream_t s) {
   constexpr int kThreads = 512, kIters = 1 << 14;
   const int blocks = dev.sm_count * 4;
   lab::cuda::DeviceBuffer<T> out{size_t(blocks)};
-  lab::cuda::Event start, stop;
-  double best = 1e30;
-  for (int t = 0; t <= 5; ++t) {  // launch 0 warms up
-    start.record(s);
-    probe<Op, T><<<blocks, kThreads, 0, s>>>(out.data(), x, y, kIters);
-    LAB_CUDA_CHECK_LAUNCH();
-    stop.record(s);
-    stop.sync();
-    if (t > 0) best = std::min(best, stop.seconds_since(start));
-  }
+  const double best = best_launch_seconds(s, [&] { probe<Op, T><<<blocks, kThreads, 0, s>>>(out.data(), x, y, kIters); });
   return 2.0 * kChains * double(kIters) * kThreads * blocks / best / 1e9;
 }
 
@@ -297,6 +304,73 @@ using T64x64k8b4 = TileConfig<double, 64, 64, 8, 4, 4>;         // 2 warps a blo
 using T64x128k16 = TileConfig<double, 64, 128, 16, 4, 2>;       // the warps side by side in n
 using T64x64k16n4b3 = TileConfig<double, 64, 64, 16, 4, 3, 4>;  // 12 warps of 8 x 4: the shipped tile
 using T64x32k16n4b6 = TileConfig<double, 64, 32, 16, 4, 6, 4>;  // 2 warps a block, 6 blocks
+// Without the operand prefetch (kPrefetch false): 24 fewer registers a thread,
+// so 16 warps of 8 x 4 fit 128 registers (at most 227 KiB of stages a multiprocessor).
+using T64x64k16n4b3np = TileConfig<double, 64, 64, 16, 4, 3, 4, false>;  // the shipped tile, no prefetch
+using T64x64k8n4b4np = TileConfig<double, 64, 64, 8, 4, 4, 4, false>;    // 16 warps
+using T128x64k16n4b2np = TileConfig<double, 128, 64, 16, 4, 2, 4, false>;  // 16 warps, 8 a block
+using T128x32k8n4b4np = TileConfig<double, 128, 32, 8, 4, 4, 4, false>;  // 16 warps, 4 a block
+using T64x32k8n4b8np = TileConfig<double, 64, 32, 8, 4, 8, 4, false>;    // 16 warps, 2 a block
+
+// The kernel's register tile alone: what the update reaches with the kernel's
+// own operand pattern and occupancy, nothing else. Each thread keeps kM x kN
+// accumulators and, per k step, kM values of A and kN of B in registers (12 or
+// 16 distinct operands for the kernel's tiles, where the bound's chains share
+// two), and updates every pair; no loads, no barriers. kBlocks blocks of 128 threads a multiprocessor
+// (the register budget __launch_bounds__ gives the compiler), one full wave.
+// The empty asm tells the compiler that the operands change every step, so it
+// can hoist no sum out of the loop, at the cost of no instruction.
+template <int kM, int kN, int kBlocks>
+__global__ void __launch_bounds__(128, kBlocks) tile_probe(double* out, double seed, int iters) {
+  double acc[kM][kN], a[kM], b[kN];
+#pragma unroll
+  for (int x = 0; x < kM; ++x) a[x] = seed * (threadIdx.x % 5 + x);
+#pragma unroll
+  for (int y = 0; y < kN; ++y) b[y] = seed * (y + 1);
+#pragma unroll
+  for (int x = 0; x < kM; ++x)
+#pragma unroll
+    for (int y = 0; y < kN; ++y) acc[x][y] = 1.0 + x + y;
+  for (int it = 0; it < iters; ++it) {
+#pragma unroll
+    for (int x = 0; x < kM; ++x)
+#pragma unroll
+      for (int y = 0; y < kN; ++y) acc[x][y] = SelectMin::update(acc[x][y], a[x], b[y]);
+#pragma unroll
+    for (int x = 0; x < kM; ++x) asm volatile("" : "+d"(a[x]));
+#pragma unroll
+    for (int y = 0; y < kN; ++y) asm volatile("" : "+d"(b[y]));
+  }
+  // Never true, but the compiler cannot drop an update.
+#pragma unroll
+  for (int x = 0; x < kM; ++x)
+#pragma unroll
+    for (int y = 0; y < kN; ++y)
+      if (acc[x][y] == -12345.0) out[blockIdx.x] = acc[x][y];
+}
+
+struct TileProbe {
+  const char* what;
+  int warps_per_sm;  // as launched: kBlocks x 4 (checked against the occupancy calculator)
+  double gops;
+  int regs;
+};
+
+// G ops/s (2 per update) of tile_probe<kM, kN, kBlocks>: the best of a few launches.
+template <int kM, int kN, int kBlocks>
+TileProbe time_tile_probe(const char* what, cudaStream_t s) {
+  const lab::cuda::DeviceInfo& dev = lab::cuda::device_info();
+  constexpr int kThreads = 128, kIters = 1 << 15;
+  int fit = 0;
+  LAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, tile_probe<kM, kN, kBlocks>, kThreads, 0));
+  const int per_sm = std::min(fit, kBlocks), blocks = dev.sm_count * per_sm;
+  lab::cuda::DeviceBuffer<double> out{size_t(blocks)};
+  const double best =
+      best_launch_seconds(s, [&] { tile_probe<kM, kN, kBlocks><<<blocks, kThreads, 0, s>>>(out.data(), 1e-7, kIters); });
+  cudaFuncAttributes fa{};
+  LAB_CUDA_CHECK(cudaFuncGetAttributes(&fa, tile_probe<kM, kN, kBlocks>));
+  return {what, per_sm * kThreads / 32, 2.0 * kM * kN * double(kIters) * kThreads * blocks / best / 1e9, fa.numRegs};
+}
 
 struct Candidate {
   const char* semiring;  // "minplus" or "maxplus"
@@ -335,6 +409,12 @@ std::vector<Candidate> candidates() {
       make<MinPlus, T64x64k16n4b3, SelectMin>("select", "64x64x16 s4 b3 8x4"),
       make<MinPlus, T64x32k16n4b6, SelectMin>("select", "64x32x16 s4 b6 8x4"),
       make<MaxPlus, T64x64k16n4b3, SelectMax>("select", "64x64x16 s4 b3 8x4"),
+      make<MinPlus, T64x64k16n4b3np, SelectMin>("select", "64x64x16 s4 b3 8x4 nopf"),
+      make<MinPlus, T64x64k8n4b4np, SelectMin>("select", "64x64x8 s4 b4 8x4 nopf"),
+      make<MinPlus, T128x64k16n4b2np, SelectMin>("select", "128x64x16 s4 b2 8x4 nopf"),
+      make<MinPlus, T128x32k8n4b4np, SelectMin>("select", "128x32x8 s4 b4 8x4 nopf"),
+      make<MinPlus, T64x32k8n4b8np, SelectMin>("select", "64x32x8 s4 b8 8x4 nopf"),
+      make<MaxPlus, T128x64k16n4b2np, SelectMax>("select", "128x64x16 s4 b2 8x4 nopf"),
       make<MaxPlus, T128x64k16, SelectMax>("select", "128x64x16 s4 b2"),
       make<MaxPlus, T128x64k16, PredMovMax>("predmov", "128x64x16 s4 b2"),
   };
@@ -447,6 +527,19 @@ int run_sweep(const Args& args, cudaStream_t s) {
   std::printf("# step09_ceiling --sweep on %s (%d SMs), seed %llu; G ops/s count 2 per update\n", dev.name.c_str(),
               dev.sm_count, (unsigned long long)seed);
   std::printf("# bounds: fp64_add_select %.0f, fp64_add_select_max %.0f G ops/s\n", min_b, max_b);
+  // The ceiling of the kernel's register tile: the update with its operands in
+  // registers at each tile's occupancy (no loads, no barriers).
+  // Smaller tiles a thread let more warps in, but a kernel could not feed them:
+  // 2 x 2 takes a load of shared memory for every update.
+  const TileProbe tiles[] = {time_tile_probe<8, 4, 3>("8x4 a thread, 3 blocks of 4 warps (the shipped tile's)", s),
+                             time_tile_probe<8, 4, 4>("8x4 a thread, 4 blocks of 4 warps", s),
+                             time_tile_probe<8, 4, 2>("8x4 a thread, 2 blocks of 4 warps", s),
+                             time_tile_probe<8, 8, 2>("8x8 a thread, 2 blocks of 4 warps (step06's tile's)", s),
+                             time_tile_probe<4, 4, 8>("4x4 a thread, 8 blocks of 4 warps", s),
+                             time_tile_probe<2, 2, 16>("2x2 a thread, 16 blocks of 4 warps", s)};
+  for (const TileProbe& t : tiles)
+    std::printf("# register tile alone, %s: %d warps/SM, %d registers, %.0f G ops/s = %.1f%% of the bound\n",
+                t.what, t.warps_per_sm, t.regs, t.gops, 100.0 * t.gops / min_b);
   // The shipped kernel against the plain reference first: the candidates are
   // compared with it. Ragged sizes, so edge tiles and a short last slice run.
   Problem small = make_problem(1000, 999, true, rng, s);
@@ -468,7 +561,7 @@ int run_sweep(const Args& args, cudaStream_t s) {
   }
   const int64_t n = args.n > 0 ? args.n : 8192;
   Problem big = make_problem(n, n, false, rng, s);
-  std::printf("%-8s %-8s %-22s %5s %6s %9s %9s %8s  %s\n", "semiring", "form", "tile", "regs", "spill", "ms", "Gops/s",
+  std::printf("%-8s %-8s %-25s %5s %6s %9s %9s %8s  %s\n", "semiring", "form", "tile", "regs", "spill", "ms", "Gops/s",
               "%bound", "exact (ragged+inf/NaN, n)");
   auto row = [&](const char* semiring, const char* form, const char* tile, const void* kernel, double sec,
                  const char* exact) {
@@ -476,7 +569,7 @@ int run_sweep(const Args& args, cudaStream_t s) {
     if (kernel != nullptr) LAB_CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
     const double gops = lab::gflops(n, n, n, sec);
     const double bound = std::string(semiring) == "minplus" ? min_b : max_b;
-    std::printf("%-8s %-8s %-22s %5d %6zu %9.2f %9.0f %7.1f%%  %s\n", semiring, form, tile, fa.numRegs,
+    std::printf("%-8s %-8s %-25s %5d %6zu %9.2f %9.0f %7.1f%%  %s\n", semiring, form, tile, fa.numRegs,
                 size_t(fa.localSizeBytes), 1e3 * sec, gops, 100.0 * gops / bound, exact);
     std::fflush(stdout);
   };

@@ -34,9 +34,15 @@ using lab::step06::detail::ThreadInWarp;
 // compiler gets). T is the element type. kThreadN: step06's 8 columns a
 // thread, or 4 (warp tiles of 64 x 16: half the accumulators, so twice the
 // warps fit in the registers, for 1.5 times the shared-memory loads an update).
-template <class T, int BM_, int BN_, int BK_, int kStages_, int kMinBlocks_, int kThreadN_ = 8>
+// kPrefetch: a thread loads the next k step's operands from shared memory while
+// it updates with this step's (step06's way: twice the operand registers), or,
+// false, loads each step's just before its updates (fewer registers, so more
+// warps fit; the other warps hide the loads' latency).
+template <class T, int BM_, int BN_, int BK_, int kStages_, int kMinBlocks_, int kThreadN_ = 8,
+          bool kPrefetch_ = true>
 struct TileConfig {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, kStages = kStages_, kMinBlocks = kMinBlocks_;
+  static constexpr bool kPrefetch = kPrefetch_;
   static constexpr int kThreadN = kThreadN_, kWarpN = 4 * kThreadN;  // 4 thread columns (tc) a warp
   static_assert(kThreadN == 8 || kThreadN == 4, "a thread owns 8 or 4 columns (pairs 8 apart)");
   static constexpr int kWarpsM = BM / kWarpM, kThreads = (BM / kWarpM) * (BN / kWarpN) * 32;
@@ -133,21 +139,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   const int64_t slices = (k + BK - 1) / BK;
   const int last_steps = int(k - (slices - 1) * BK);  // k steps in the last slice, 1..BK
   int64_t slice = 0;
-  Fragments<T, Cfg::kThreadN> next;  // the operands of the next k step
+  Fragments<T, Cfg::kThreadN> next;  // the operands of the next k step (kPrefetch)
   lab::step06::detail::for_each_slice_prefetch<Cfg::kStages, BK, Cfg::kLdAWords, Cfg::kStageWords>(
       loader, smem, k,
-      [&](const double* As, const double* Bs) { load_fragments<Cfg>(As, Bs, wr, wc, 0, next); },
-      [&](const double* As, const double* Bs, const double* next_As, const double* next_Bs) {
+      [&](const double* As, const double* Bs) {
+        if constexpr (Cfg::kPrefetch) load_fragments<Cfg>(As, Bs, wr, wc, 0, next);
+      },
+      [&](const double* As, const double* Bs, [[maybe_unused]] const double* next_As,
+          [[maybe_unused]] const double* next_Bs) {
         // Every slice but (perhaps) the last runs all BK steps with no test;
         // the same choice for the whole block, so no warp diverges.
         const int steps = ++slice == slices ? last_steps : BK;
         auto run = [&](auto full) {
 #pragma unroll
           for (int p = 0; p < BK; ++p) {
-            const Fragments<T, Cfg::kThreadN> cur = next;
-            if (p + 1 < BK) load_fragments<Cfg>(As, Bs, wr, wc, p + 1, next);
-            else load_fragments<Cfg>(next_As, next_Bs, wr, wc, 0, next);  // the next slice's first step
-            if (decltype(full)::value || p < steps) multiply<Update>(cur, acc);
+            if constexpr (Cfg::kPrefetch) {
+              const Fragments<T, Cfg::kThreadN> cur = next;
+              if (p + 1 < BK) load_fragments<Cfg>(As, Bs, wr, wc, p + 1, next);
+              else load_fragments<Cfg>(next_As, next_Bs, wr, wc, 0, next);  // the next slice's first step
+              if (decltype(full)::value || p < steps) multiply<Update>(cur, acc);
+            } else if (decltype(full)::value || p < steps) {
+              Fragments<T, Cfg::kThreadN> cur;
+              load_fragments<Cfg>(As, Bs, wr, wc, p, cur);
+              multiply<Update>(cur, acc);
+            }
           }
         };
         if (steps == BK) run(std::true_type{});
