@@ -172,13 +172,7 @@ Worker::Worker(Call& call, StreamSlot slot)
   }
   blas_ = HandlePool::get().take(slot.device);
   LAB_CUDA_CHECK(cublasSetStream(blas_, compute_.get()));
-  const Options& o = call.opts;
-  // The cores go to the streams that have a tile to work on (with fewer
-  // tiles than streams the others idle): one host thread copies about
-  // 10 GB/s, all of them together about what PCIe moves.
-  const int busy = int(std::clamp<int64_t>(plan().tiles(), 1, std::max(1, call.streams)));
-  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  host_threads_ = o.host_threads > 0 ? o.host_threads : std::max(1, cores / busy);
+  cores_ = int(std::max(1u, std::thread::hardware_concurrency()));
   // Staging (only pageable matrices use it): four buffers for copies in, so
   // the host can fill the next panels while the last ones travel; enough for
   // a whole C tile out, so the host's part of a tile's store waits until the
@@ -242,11 +236,17 @@ void Worker::settle(Staging& s) {
 }
 
 void Worker::host_copy(MatView dst, ConstMatView src) {
-  // One host thread copies about 10 GB/s; pageable staging needs several.
+  // One host thread copies about 10 GB/s; pageable staging needs several. The
+  // cores go to the workers still running (a worker with no tile never
+  // starts; one that has finished hands its share to the others: the last
+  // stream's copies into the pageable C at the end of the call then run on
+  // every core), all of them together about what PCIe moves.
   const double t = seconds_since(call_.t0);
   const int64_t cols = dst.cols;
   const size_t col_bytes = sizeof(double) * size_t(dst.rows);
-#pragma omp parallel for num_threads(host_threads_) schedule(static) if (cols * dst.rows > 65536)
+  const int threads = call_.opts.host_threads > 0 ? call_.opts.host_threads
+                                                  : std::max(1, cores_ / std::max(1, call_.running.load()));
+#pragma omp parallel for num_threads(threads) schedule(static) if (cols * dst.rows > 65536)
   for (int64_t j = 0; j < cols; ++j) std::memcpy(dst.data + j * dst.ld, src.data + j * src.ld, col_bytes);
   host_event("host", t, int64_t(col_bytes) * cols);
 }
@@ -392,11 +392,13 @@ void run_streams(Call& call, const std::vector<StreamSlot>& slots, const std::fu
       std::lock_guard<std::mutex> lock(mu);
       if (!first) first = std::current_exception();
     }
+    --call.running;
   };
   // Slots past the tile count get no tile (every variant deals tile i to slot
   // i first): no Worker for them, whose device buffers nothing would use and
   // whose cudaFree would wait for the device, a stall in the others' queues.
   const size_t used = std::min(slots.size(), size_t(std::max<int64_t>(1, call.plan.tiles())));
+  call.running = int(used);
   std::vector<std::thread> threads;
   threads.reserve(used);
   for (size_t i = 0; i < used; ++i) threads.emplace_back(run_one, slots[i]);

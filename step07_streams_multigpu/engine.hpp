@@ -36,6 +36,7 @@ struct Call {
   int streams = 1;                  ///< streams (workers) of the call, on all GPUs
   Clock::time_point t0;             ///< the trace's time zero
   std::atomic<bool> failed{false};  ///< set when any stream failed: the others stop early
+  std::atomic<int> running{1};      ///< workers not yet finished: they share the host's cores
   std::mutex trace_mu;
 };
 
@@ -135,7 +136,7 @@ class Worker {
   std::vector<Staging> in_ring_, out_ring_;
   size_t in_next_ = 0, out_next_ = 0, out_ring_size_ = 2;
   int64_t staging_elems_ = 0;
-  int host_threads_ = 1;
+  int cores_ = 1;
   int panel_count_ = 0;
   std::vector<Op> ops_;
   std::vector<TraceEvent> host_events_;
