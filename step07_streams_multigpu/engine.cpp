@@ -156,7 +156,6 @@ std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, doub
   // stream i first, GPU by GPU). One GPU: one tile is enough (see make_plan).
   const int min_tiles = per_device.size() > 1 ? int(slots.size()) : 1;
   call->plan = make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, min_tiles, opts.device_mem_limit > 0);
-  call->streams = int(slots.size());
   call->t0 = Clock::now();
   return call;
 }

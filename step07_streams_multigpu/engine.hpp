@@ -33,7 +33,6 @@ struct Call {
   MatView C{};
   Plan plan;
   Options opts;
-  int streams = 1;                  ///< streams (workers) of the call, on all GPUs
   Clock::time_point t0;             ///< the trace's time zero
   std::atomic<bool> failed{false};  ///< set when any stream failed: the others stop early
   std::atomic<int> running{1};      ///< workers not yet finished: they share the host's cores

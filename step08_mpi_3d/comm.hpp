@@ -157,17 +157,25 @@ void by_column_groups(View<T> blk, F&& fn) {
   for (int64_t j = 0; j < blk.cols; j += step) fn(blk.block(0, j, blk.rows, std::min(step, blk.cols - j)));
 }
 
-/// MPI_Bcast of the block `blk` (any ld) from `root`; the root's block is only read.
-template <class T>
-void bcast(View<T> blk, int root, const Comm& comm, Traffic& t) {
+/// A broadcast of the block `blk` (any ld) from `root`, one message (`call`:
+/// send(data, type)) per group of columns, its bytes counted once.
+template <class T, class Send>
+void bcast_pieces(View<T> blk, int root, const Comm& comm, Traffic& t, const char* call, Send&& send) {
   if (blk.rows == 0 || blk.cols == 0) return;
   by_column_groups(blk, [&](View<T> piece) {
     const BlockType type(piece);
-    note_collective("MPI_Bcast", comm);
-    LAB_MPI_CHECK(MPI_Bcast(piece.data, 1, type.get(), root, comm.get()));
+    note_collective(call, comm);
+    send(piece.data, type.get());
   });
   if (comm.size() == 1) return;
   (comm.rank() == root ? t.sent : t.recv) += bytes_of(blk);
+}
+
+/// MPI_Bcast of the block `blk` (any ld) from `root`; the root's block is only read.
+template <class T>
+void bcast(View<T> blk, int root, const Comm& comm, Traffic& t) {
+  bcast_pieces(blk, root, comm, t, "MPI_Bcast",
+               [&](T* data, MPI_Datatype type) { LAB_MPI_CHECK(MPI_Bcast(data, 1, type, root, comm.get())); });
 }
 
 /// MPI_Reduce with `op` of a contiguous block onto `root`, in place: on the root
@@ -240,14 +248,9 @@ void irecv(View<T> blk, int src, const Comm& comm, Requests& reqs, Traffic& t) {
 /// broadcasts in the same order.
 template <class T>
 void ibcast(View<T> blk, int root, const Comm& comm, Requests& reqs, Traffic& t) {
-  if (blk.rows == 0 || blk.cols == 0) return;
-  by_column_groups(blk, [&](View<T> piece) {
-    const BlockType type(piece);
-    note_collective("MPI_Ibcast", comm);
-    LAB_MPI_CHECK(MPI_Ibcast(piece.data, 1, type.get(), root, comm.get(), reqs.add()));
+  bcast_pieces(blk, root, comm, t, "MPI_Ibcast", [&](T* data, MPI_Datatype type) {
+    LAB_MPI_CHECK(MPI_Ibcast(data, 1, type, root, comm.get(), reqs.add()));
   });
-  if (comm.size() == 1) return;
-  (comm.rank() == root ? t.sent : t.recv) += bytes_of(blk);
 }
 
 /// Blocking MPI_Send / MPI_Recv of a block (any ld).

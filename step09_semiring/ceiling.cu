@@ -123,7 +123,8 @@ double probe_gops(T x, T y, cudaStream_t s) {
   constexpr int kThreads = 512, kIters = 1 << 14;
   const int blocks = dev.sm_count * 4;
   lab::cuda::DeviceBuffer<T> out{size_t(blocks)};
-  const double best = best_launch_seconds(s, [&] { probe<Op, T><<<blocks, kThreads, 0, s>>>(out.data(), x, y, kIters); });
+  const double best =
+      best_launch_seconds(s, [&] { probe<Op, T><<<blocks, kThreads, 0, s>>>(out.data(), x, y, kIters); });
   return 2.0 * kChains * double(kIters) * kThreads * blocks / best / 1e9;
 }
 
@@ -316,8 +317,9 @@ using T64x32k8n4b8np = TileConfig<double, 64, 32, 8, 4, 8, 4, false>;    // 16 w
 // own operand pattern and occupancy, nothing else. Each thread keeps kM x kN
 // accumulators and, per k step, kM values of A and kN of B in registers (12 or
 // 16 distinct operands for the kernel's tiles, where the bound's chains share
-// two), and updates every pair; no loads, no barriers. kBlocks blocks of 128 threads a multiprocessor
-// (the register budget __launch_bounds__ gives the compiler), one full wave.
+// two), and updates every pair; no loads, no barriers. kBlocks blocks of 128
+// threads a multiprocessor (the register budget __launch_bounds__ gives the
+// compiler), one full wave.
 // The empty asm tells the compiler that the operands change every step, so it
 // can hoist no sum out of the loop, at the cost of no instruction.
 template <int kM, int kN, int kBlocks>
@@ -351,7 +353,7 @@ __global__ void __launch_bounds__(128, kBlocks) tile_probe(double* out, double s
 
 struct TileProbe {
   const char* what;
-  int warps_per_sm;  // as launched: kBlocks x 4 (checked against the occupancy calculator)
+  int warps_per_sm;  // as launched: 4 a block, kBlocks blocks, or fewer if the occupancy calculator says so
   double gops;
   int regs;
 };
@@ -362,14 +364,16 @@ TileProbe time_tile_probe(const char* what, cudaStream_t s) {
   const lab::cuda::DeviceInfo& dev = lab::cuda::device_info();
   constexpr int kThreads = 128, kIters = 1 << 15;
   int fit = 0;
-  LAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, tile_probe<kM, kN, kBlocks>, kThreads, 0));
+  const auto kernel = tile_probe<kM, kN, kBlocks>;
+  LAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kThreads, 0));
   const int per_sm = std::min(fit, kBlocks), blocks = dev.sm_count * per_sm;
   lab::cuda::DeviceBuffer<double> out{size_t(blocks)};
   const double best =
-      best_launch_seconds(s, [&] { tile_probe<kM, kN, kBlocks><<<blocks, kThreads, 0, s>>>(out.data(), 1e-7, kIters); });
+      best_launch_seconds(s, [&] { kernel<<<blocks, kThreads, 0, s>>>(out.data(), 1e-7, kIters); });
   cudaFuncAttributes fa{};
-  LAB_CUDA_CHECK(cudaFuncGetAttributes(&fa, tile_probe<kM, kN, kBlocks>));
-  return {what, per_sm * kThreads / 32, 2.0 * kM * kN * double(kIters) * kThreads * blocks / best / 1e9, fa.numRegs};
+  LAB_CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
+  const double gops = 2.0 * kM * kN * double(kIters) * kThreads * blocks / best / 1e9;
+  return {what, per_sm * kThreads / 32, gops, fa.numRegs};
 }
 
 struct Candidate {
@@ -529,8 +533,8 @@ int run_sweep(const Args& args, cudaStream_t s) {
   std::printf("# bounds: fp64_add_select %.0f, fp64_add_select_max %.0f G ops/s\n", min_b, max_b);
   // The ceiling of the kernel's register tile: the update with its operands in
   // registers at each tile's occupancy (no loads, no barriers).
-  // Smaller tiles a thread let more warps in, but a kernel could not feed them:
-  // 2 x 2 takes a load of shared memory for every update.
+  // Smaller tiles a thread let more warps in, but leave more to load: 2 x 2
+  // takes a double from shared memory for every update, 8 x 4 three for eight.
   const TileProbe tiles[] = {time_tile_probe<8, 4, 3>("8x4 a thread, 3 blocks of 4 warps (the shipped tile's)", s),
                              time_tile_probe<8, 4, 4>("8x4 a thread, 4 blocks of 4 warps", s),
                              time_tile_probe<8, 4, 2>("8x4 a thread, 2 blocks of 4 warps", s),
