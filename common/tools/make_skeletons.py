@@ -5,6 +5,7 @@ The solution file is the single source. Inside it, each part the student
 writes is marked:
 
     // LAB:SOLUTION-BEGIN  <hint shown in the skeleton as a TODO comment>
+    // LAB:HINT  <more of the hint, when one line is not enough>
        ...solution code...
     // LAB:SKELETON
        ...what the student starts from, e.g. LAB_TODO("tile the loops");
@@ -13,6 +14,16 @@ writes is marked:
 solutions/stepNN_x/<path> becomes stepNN_x/<path>: everything outside the
 markers is copied, each marked block is replaced by its hint (as a
 `// TODO:` comment) and its skeleton part.
+
+A hint longer than one line goes on: every `// LAB:HINT <text>` line directly
+after the LAB:SOLUTION-BEGIN line (no other line between) is one more line of
+it. The comments that follow are the solution's own and stay out of the
+skeleton. A LAB:HINT line anywhere else is an error.
+
+Every student file (a solution file with a marked block) says in its header
+how to test it, in one form for all: TEST_LINE below, e.g.
+`// Test:   ./lab test step04`. The tool refuses a student file whose header
+lacks that line or words it otherwise, so every skeleton carries the same line.
 
     make_skeletons.py           write the skeletons
     make_skeletons.py --check   exit 1 (and show a diff) when a committed skeleton is stale
@@ -30,8 +41,12 @@ import sys
 
 SOURCE_SUFFIXES = {".cpp", ".hpp", ".h", ".cu", ".cuh", ".cc"}
 BEGIN = re.compile(r"^(\s*)//\s*LAB:SOLUTION-BEGIN\b\s*(.*?)\s*$")
+HINT = re.compile(r"^(\s*)//\s*LAB:HINT\b\s*(.*?)\s*$")
 SKELETON = re.compile(r"^\s*//\s*LAB:SKELETON\s*$")
 END = re.compile(r"^\s*//\s*LAB:SOLUTION-END\s*$")
+TEST_LINE = "// Test:   ./lab test {step}"
+TEST_PREFIX = re.compile(r"^//\s*Test:")
+STEP_OF = re.compile(r"(?:^|/)(step\d\d)_[^/]*/")
 
 
 class MarkerError(Exception):
@@ -40,21 +55,36 @@ class MarkerError(Exception):
 
 def skeleton_of(text, name):
     out = []
-    state = "outside"  # outside -> solution -> skeleton -> outside
+    state = "outside"  # outside -> solution (hint lines first) -> skeleton -> outside
     begin_line = 0
+    in_hint = False  # directly after a BEGIN line, or after one of its LAB:HINT lines
+    todo = ""  # the skeleton's "// TODO: " prefix, for lining up the hint's further lines
+    has_hint = False
     for number, line in enumerate(text.splitlines(keepends=True), start=1):
-        b, s, e = BEGIN.match(line), SKELETON.match(line), END.match(line)
+        b, h, s, e = BEGIN.match(line), HINT.match(line), SKELETON.match(line), END.match(line)
+        if h and not in_hint:
+            raise MarkerError(f"{name}:{number}: LAB:HINT not directly after a LAB:SOLUTION-BEGIN line"
+                              " (or another LAB:HINT line)")
         if state == "outside":
             if s or e:
                 raise MarkerError(f"{name}:{number}: marker outside a LAB:SOLUTION-BEGIN block")
             if b:
-                state, begin_line = "solution", number
+                state, begin_line, in_hint = "solution", number, True
                 indent, hint = b.group(1), b.group(2)
+                todo, has_hint = f"{indent}// TODO: ", bool(hint)
                 if hint:
-                    out.append(f"{indent}// TODO: {hint}\n")
+                    out.append(f"{todo}{hint}\n")
             else:
                 out.append(line)
         elif state == "solution":
+            if h:
+                if not has_hint:
+                    raise MarkerError(f"{name}:{number}: LAB:HINT goes on a hint, but the LAB:SOLUTION-BEGIN"
+                                      f" at line {begin_line} has none")
+                # "// TODO: first line" then "//       next line", the text lined up
+                out.append(f"{indent}//{' ' * (len(todo) - len(indent) - 2)}{h.group(2)}".rstrip() + "\n")
+                continue
+            in_hint = False
             if b:
                 raise MarkerError(f"{name}:{number}: LAB:SOLUTION-BEGIN inside the block begun at line {begin_line}")
             if s:
@@ -73,13 +103,32 @@ def skeleton_of(text, name):
     return "".join(out)
 
 
+def header_test_line(text, name):
+    """Check that a student file's header says how to test it, in the one form of TEST_LINE."""
+    step = STEP_OF.search(name)
+    if not step or not any(BEGIN.match(line) for line in text.splitlines()):
+        return
+    want = TEST_LINE.format(step=step.group(1))
+    header = []
+    for line in text.splitlines():
+        if not line.startswith("//"):
+            break
+        header.append(line)
+    tests = [(n, line) for n, line in enumerate(header, start=1) if TEST_PREFIX.match(line)]
+    if not tests:
+        raise MarkerError(f"{name}: the header comment has no test line; add: {want}")
+    for n, line in tests:
+        if line.rstrip() != want:
+            raise MarkerError(f"{name}:{n}: the test line must read exactly: {want}")
+
+
 def solution_of(text, name):
     """The solution with marker and skeleton lines blanked, line numbers kept."""
     skeleton_of(text, name)  # validates the markers
     out = []
     in_skeleton = False
     for line in text.splitlines(keepends=True):
-        if BEGIN.match(line) or END.match(line):
+        if BEGIN.match(line) or HINT.match(line) or END.match(line):
             in_skeleton = False
             out.append("\n")
         elif SKELETON.match(line):
@@ -149,7 +198,9 @@ def main():
     for solution, skeleton in pairs(args.root):
         count += 1
         try:
-            want = skeleton_of(solution.read_text(), str(solution.relative_to(args.root)))
+            text, name = solution.read_text(), str(solution.relative_to(args.root))
+            header_test_line(text, name)
+            want = skeleton_of(text, name)
         except MarkerError as err:
             print(f"make_skeletons: error: {err}", file=sys.stderr)
             return 2
