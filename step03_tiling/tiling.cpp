@@ -7,7 +7,7 @@
 //      blocks of rows, and call block() (given: pairs of rows and columns).
 // The transposed, alpha-scaled copy of A is made as in step02 (given here).
 // Read the handout (step03_tiling/README.md) first: it derives the tile sizes.
-// Test:   ctest --test-dir build/student -L step03 --output-on-failure
+// Test:   ./lab test step03
 // Time:   build/student/bin/step03_tiling --n 1024 [--tile mc,nc,kc]
 #include "tiling.hpp"
 

@@ -2,7 +2,7 @@
 //
 // What to do: fill in the marked place below (the contract is in
 // step04_simd/microkernel.hpp, the register budget in the handout).
-// Test:   ctest --test-dir build/student -L step04 --output-on-failure
+// Test:   ./lab test step04
 //
 // The tile is 16 x 14: a column of 16 doubles is two zmm registers, so the
 // tile of C takes 2 * 14 = 28 of the 32 zmm registers; of the other four, two

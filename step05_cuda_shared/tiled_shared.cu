@@ -6,8 +6,8 @@
 // computing one kTile x kTile tile of C, one element per thread, from tiles of
 // A and B it first copies into shared memory. Read step05_cuda_shared/README.md
 // first: it explains the index mapping (threadIdx.x -> row i) and the barriers.
-// Test:   ctest --test-dir build/both -L step05 --output-on-failure
-// Time:   build/both/bin/step05_cuda_shared --n 4096
+// Test:   ./lab test step05
+// Time:   build/student/bin/step05_cuda_shared --n 4096
 #include "lab/cuda.hpp"
 #include "lab/gemm_args.hpp"
 #include "lab/todo.hpp"

@@ -12,8 +12,8 @@
 // mma operands out of shared memory in the register layout the instruction
 // expects (the pipeline, PairLoader, Dmma and the epilogue are given), then
 // delete the LAB_TODO in dgemm_dmma. See the handout's DMMA section.
-// Test:   ctest --test-dir build/both -L step06 --output-on-failure
-// Time:   build/both/bin/step06_cuda_register_blocking --n 4096 --variant dmma
+// Test:   ./lab test step06
+// Time:   build/student/bin/step06_cuda_register_blocking --n 4096 --variant dmma
 #include <cstdint>
 #include <stdexcept>
 #include <string>

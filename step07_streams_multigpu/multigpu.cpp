@@ -8,6 +8,8 @@
 // within about one tile of each other. A GPU id listed twice (`0,0`) is two
 // entries on one device that share its streams: the same code, tested on
 // one GPU, at the speed of dgemm_streams there.
+//
+// Test:   ./lab test step07
 #include <algorithm>
 
 #include "engine.hpp"
@@ -21,6 +23,7 @@ void dgemm_multigpu(double alpha, ConstMatView A, ConstMatView B, double beta, M
   check_options(opts);
   std::vector<StreamSlot> slots;
   // TODO: list the streams device by device (the entries of one device share its
+  //       streams_per_gpu streams), then let every stream take tiles from one shared TileQueue
   (void)alpha, (void)A, (void)B, (void)beta, (void)C;
   LAB_TODO(
       "step07 multigpu: list the streams device by device (entries of one device share its streams; "

@@ -21,6 +21,8 @@
 //                   product into block j waits for it
 // Waiting on an event never recorded yet returns at once (CUDA's rule), so
 // the first tile needs no special case.
+//
+// Test:   ./lab test step07
 #include <algorithm>
 
 #include "engine.hpp"
@@ -36,6 +38,7 @@ void run_tile(detail::Worker& w, int64_t index) {
   const MatView hC = c.C.block(r.i0, r.j0, r.rows, r.cols);
   const MatView dC = w.c_tile(r.rows, r.cols);
   // TODO: queue the tile's copies and products on w.h2d(), w.compute(), w.d2h() with events
+  //       between them
   (void)hC, (void)dC;
   LAB_TODO(
       "step07 streams: queue the tile's panel copies (w.h2d), products (w.compute) and copy back "

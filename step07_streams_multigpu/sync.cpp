@@ -10,6 +10,8 @@
 // Worker (engine.hpp) gives the buffers and the traced copies and products:
 //   w.c_tile(r, c), w.a_panel(0, r, c), w.b_panel(0, r, c)   device views
 //   w.load(dev, host, s), w.store(host, dev, s), w.gemm(alpha, dA, dB, beta, dC)
+//
+// Test:   ./lab test step07
 #include "engine.hpp"
 #include "lab/todo.hpp"
 

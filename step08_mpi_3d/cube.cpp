@@ -17,7 +17,7 @@
 // Every phase runs on every rank (ranks with nothing to do in it just return), and
 // a failure on one rank is raised on all.
 //
-// Test:   ./lab test -L step08   (then, after a rebuild: ctest --test-dir build/student -L step08)
+// Test:   ./lab test step08
 // Time:   mpiexec -n 8 --oversubscribe build/student/bin/step08_mpi_3d --n 1024 --impl student
 #include <mpi.h>
 
@@ -38,7 +38,8 @@ Cube make_cube(MPI_Comm comm, const Grid& g) {
   Cube c;
   // TODO: MPI_Cart_create with dims {px, py, pz}; MPI_Cart_sub for 3 faces and 3 fibres
   LAB_TODO(
-      "make_cube: MPI_Cart_create (reorder = 0), MPI_Cart_coords, and MPI_Cart_sub for the faces and fibres");
+      "step08 make_cube: MPI_Cart_create (reorder = 0), MPI_Cart_coords, and MPI_Cart_sub for the faces "
+      "and fibres");
   // Names for the watchdog's note (tests/mpi_test_main.cpp): which fibre a rank waits in.
   c.fibre_a.set_label("fibre_a (along y)");
   c.fibre_b.set_label("fibre_b (along x)");
@@ -95,7 +96,8 @@ void check_block(View<T> v, const Block& b, const char* name, const Plan& plan) 
 ConstMatView scatter_blocks(const Comm& face, ConstMatView M, Split rows, int row_dim, Split cols, int col_dim,
                             Matrix& buffer, Traffic& t) {
   // TODO: face rank 0: mpi::isend the others their blocks (straight from M), wait; others: recv
-  LAB_TODO("scatter_blocks: face rank 0 sends every other rank its block of M, the others receive theirs");
+  LAB_TODO(
+      "step08 scatter_blocks: face rank 0 sends every other rank its block of M, the others receive theirs");
 }
 
 // The mirror of scatter_blocks: every other rank of the face sends its block, face
@@ -105,7 +107,8 @@ void gather_blocks(const Comm& face, ConstMatView mine, MatView M, Split rows, i
                    int col_dim, Traffic& t) {
   // TODO: face rank 0: mpi::irecv the blocks into place in M, wait; others: mpi::send theirs
   LAB_TODO(
-      "gather_blocks: face rank 0 receives every other rank's block into its place in M, the others send");
+      "step08 gather_blocks: face rank 0 receives every other rank's block into its place in M, "
+      "the others send");
 }
 
 }  // namespace
@@ -150,7 +153,7 @@ void multiply_blocks(const Plan& plan, Transport<T>& tr, View<const T> A, View<c
   [[maybe_unused]] View<T> b{const_cast<T*>(B.data), B.rows, B.cols, B.ld};
   phase(plan, bd, kBroadcast, [&](Traffic& t) {
     // TODO: off the faces: a = tr.scratch(0, ...), b = tr.scratch(1, ...); tr.bcast A along fibre_a, B along fibre_b
-    LAB_TODO("multiply_blocks: scratch blocks off the faces, then tr.bcast A along y and B along x");
+    LAB_TODO("step08 multiply_blocks: scratch blocks off the faces, then tr.bcast A along y and B along x");
     tr.finish();
   });
 
@@ -161,13 +164,15 @@ void multiply_blocks(const Plan& plan, Transport<T>& tr, View<const T> A, View<c
   phase(plan, bd, kProduct, [&](Traffic&) {
     if (staged && product.reads_c) tr.copy(as_const(C), c);
     // TODO: product.run(a, b, c, into_c, tr.stream()): into_c (combine with C) on the z = 0 layer only
-    LAB_TODO("multiply_blocks: product.run(a, b, c, into_c, tr.stream()) with into_c on the z = 0 layer only");
+    LAB_TODO(
+        "step08 multiply_blocks: product.run(a, b, c, into_c, tr.stream()) with into_c on the z = 0 "
+        "layer only");
     tr.finish();
   });
 
   phase(plan, bd, kReduce, [&](Traffic& t) {
     // TODO: tr.reduce the partial C blocks along fibre_c onto its rank 0 (z = 0)
-    LAB_TODO("multiply_blocks: combine the partial C blocks along z with tr.reduce");
+    LAB_TODO("step08 multiply_blocks: combine the partial C blocks along z with tr.reduce");
     if (staged) tr.copy(as_const(c), C);
     tr.finish();
   });

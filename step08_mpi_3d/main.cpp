@@ -6,7 +6,7 @@
 // check. It reports, per run, the wall time, each rank's own local-product time
 // (min/median/max), the overhead (wall - slowest rank's product) / wall, and the
 // words moved against the formulas. Run it under mpiexec:
-//   mpiexec -n 8 build/solution/bin/step08_mpi_3d --n 4096 --threads 1 --local step04,openblas --impl solution,baseline
+//   mpiexec -n 8 build/student/bin/step08_mpi_3d --n 4096 --threads 1 --local step04,openblas --impl student,baseline
 // The shared options of every step (--m --n --k --reps --impl --csv --json --check
 // --threads --seed --min-time) mean what they mean elsewhere; --impl baseline is
 // ScaLAPACK's pdgemm where the build found it. Every rank parses the same arguments

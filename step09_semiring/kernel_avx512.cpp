@@ -5,7 +5,7 @@
 // (vector_kernel.hpp): the same 16 x 14 tile in 28 zmm accumulators, the same
 // loads and broadcasts; only the FMA became the semiring's step. The
 // contract is in semiring_kernel.hpp.
-// Test:   ctest --test-dir build/student -L step09 --output-on-failure
+// Test:   ./lab test step09
 //
 // Why min-plus runs at half of DGEMM's rate here: a multiply-add is ONE
 // instruction (vfmadd), but no CPU has a fused add-min, so every update of a

@@ -4,7 +4,7 @@
 //     C <- alpha * A * B + beta * C
 // for column-major A (m x k), B (k x n), C (m x n). Read the handout
 // (step01_naive/README.md) first: it explains why the loop order matters.
-// Test:   ctest --test-dir build/student -L step01 --output-on-failure
+// Test:   ./lab test step01
 // Time:   build/student/bin/step01_naive --n 512
 #include "naive.hpp"
 

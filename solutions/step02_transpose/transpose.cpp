@@ -5,7 +5,7 @@
 //   2. the dot-product loop of dgemm: C(i,j) = At(:,i) . B(:,j) + beta * C(i,j).
 // Read the handout (step02_transpose/README.md) first: it shows the access
 // pattern before and after the transpose.
-// Test:   ctest --test-dir build/student -L step02 --output-on-failure
+// Test:   ./lab test step02
 // Time:   build/student/bin/step02_transpose --n 1024
 #include "transpose.hpp"
 

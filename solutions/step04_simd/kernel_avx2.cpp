@@ -2,7 +2,7 @@
 //
 // What to do: fill in the marked place below (the contract is in
 // step04_simd/microkernel.hpp). Its test runs on any CPU with AVX2 and FMA.
-// Test:   ctest --test-dir build/student -L step04 --output-on-failure
+// Test:   ./lab test step04
 //
 // The tile is 8 x 6: a column of 8 doubles is two ymm registers, so the tile
 // of C takes 2 * 6 = 12 of the 16 ymm registers, two more hold A and one a

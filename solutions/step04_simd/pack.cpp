@@ -2,7 +2,7 @@
 //
 // What to do: fill in the two marked places below (the layouts are in
 // step04_simd/microkernel.hpp and drawn in the handout).
-// Test:   ctest --test-dir build/student -L step04 --output-on-failure
+// Test:   ./lab test step04
 //
 // Why pack: the micro-kernel then reads A and B strictly in order, at unit
 // stride, from a few contiguous pages, whatever the leading dimensions are, and

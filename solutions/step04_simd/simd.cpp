@@ -5,7 +5,7 @@
 // pieces it calls are in pack.cpp and kernel_<isa>.cpp (TODOs too); the block
 // sizes (make_plan), chunk() and the edge tiles (run_tile) are done for you
 // here. Read the handout first.
-// Test:   ctest --test-dir build/student -L step04 --output-on-failure
+// Test:   ./lab test step04
 // Time:   build/student/bin/step04_simd --n 2048 --threads 1 --impl student,baseline
 #include <omp.h>
 
@@ -119,7 +119,7 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
   FirstException error;
 
   // LAB:SOLUTION-BEGIN  omp parallel; JC, PC (omp for: pack_b), IC (omp for dynamic: pack_a), JR, IR:
-  // run_tile
+  // LAB:HINT  run_tile
   const MicroKernel& uk = plan.uk;
   const int64_t mr = uk.mr, nr = uk.nr, mc = plan.mc, nc = plan.nc, kc = plan.kc;
   double* const b_buf = b_pack.data();

@@ -4,7 +4,7 @@
 // those above it. Launch one block per tile on or above the diagonal (about half
 // the blocks of the full product), and let each off-diagonal block also write its
 // tile, transposed, to the mirror position. Read the handout's AtA section first.
-// Test:   ctest --test-dir build/both -L step05 --output-on-failure
+// Test:   ./lab test step05
 #include <cmath>
 #include <stdexcept>
 #include <string>

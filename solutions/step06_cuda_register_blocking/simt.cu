@@ -11,8 +11,8 @@
 // multiplies the current one (simt_kernel, given). The epilogue (writing C)
 // is given too, and dgemm's LAB_TODO goes once both pieces are written. Read
 // step06_cuda_register_blocking/README.md first.
-// Test:   ctest --test-dir build/both -L step06 --output-on-failure
-// Time:   build/both/bin/step06_cuda_register_blocking --n 4096 --variant simt
+// Test:   ./lab test step06
+// Time:   build/student/bin/step06_cuda_register_blocking --n 4096 --variant simt
 #include <stdexcept>
 #include <string>
 

@@ -21,6 +21,8 @@
 //                   product into block j waits for it
 // Waiting on an event never recorded yet returns at once (CUDA's rule), so
 // the first tile needs no special case.
+//
+// Test:   ./lab test step07
 #include <algorithm>
 
 #include "engine.hpp"
@@ -36,7 +38,8 @@ void run_tile(detail::Worker& w, int64_t index) {
   const MatView hC = c.C.block(r.i0, r.j0, r.rows, r.cols);
   const MatView dC = w.c_tile(r.rows, r.cols);
   // LAB:SOLUTION-BEGIN  queue the tile's copies and products on w.h2d(), w.compute(), w.d2h() with events
-  // between them The first and the last panel's products run in column blocks of C (plan.hpp's kCBlocks,
+  // LAB:HINT  between them
+  // The first and the last panel's products run in column blocks of C (plan.hpp's kCBlocks,
   // each c_block_width wide, the same columns of the buffer in every tile): the first panel's product into
   // block j waits only for the previous tile's copy back of block j, not for the whole tile, and block j
   // goes back while the others are multiplied, so the end of one tile overlaps the start of the next.

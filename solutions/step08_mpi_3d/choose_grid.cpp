@@ -13,7 +13,7 @@
 //      are memory a 2D grid does not need);
 //   3. the first grid in factorizations(p) order.
 // The tests pin this: p = 8 square gives 2x2x2, p = 4 gives 2x2x1, p = 2 gives 1x2x1.
-// Test:   ctest --test-dir build/student -L step08 -R correctness --output-on-failure
+// Test:   ./lab test step08
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -41,6 +41,6 @@ lab::step08::Grid lab::step08::choose_grid(int p, int64_t m, int64_t n, int64_t 
   }
   return best;
   // LAB:SKELETON
-  LAB_TODO("choose_grid: the factorization px * py * pz = p with the fewest words_per_rank");
+  LAB_TODO("step08 choose_grid: the factorization px * py * pz = p with the fewest words_per_rank");
   // LAB:SOLUTION-END
 }

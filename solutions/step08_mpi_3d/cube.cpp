@@ -17,7 +17,7 @@
 // Every phase runs on every rank (ranks with nothing to do in it just return), and
 // a failure on one rank is raised on all.
 //
-// Test:   ./lab test -L step08   (then, after a rebuild: ctest --test-dir build/student -L step08)
+// Test:   ./lab test step08
 // Time:   mpiexec -n 8 --oversubscribe build/student/bin/step08_mpi_3d --n 1024 --impl student
 #include <mpi.h>
 
@@ -63,7 +63,8 @@ Cube make_cube(MPI_Comm comm, const Grid& g) {
   c.fibre_c = sub(0, 0, 1);
   // LAB:SKELETON
   LAB_TODO(
-      "make_cube: MPI_Cart_create (reorder = 0), MPI_Cart_coords, and MPI_Cart_sub for the faces and fibres");
+      "step08 make_cube: MPI_Cart_create (reorder = 0), MPI_Cart_coords, and MPI_Cart_sub for the faces "
+      "and fibres");
   // LAB:SOLUTION-END
   // Names for the watchdog's note (tests/mpi_test_main.cpp): which fibre a rank waits in.
   c.fibre_a.set_label("fibre_a (along y)");
@@ -138,7 +139,8 @@ ConstMatView scatter_blocks(const Comm& face, ConstMatView M, Split rows, int ro
   mpi::recv(buffer.view(), 0, face, t);
   return buffer.cview();
   // LAB:SKELETON
-  LAB_TODO("scatter_blocks: face rank 0 sends every other rank its block of M, the others receive theirs");
+  LAB_TODO(
+      "step08 scatter_blocks: face rank 0 sends every other rank its block of M, the others receive theirs");
   // LAB:SOLUTION-END
 }
 
@@ -160,7 +162,8 @@ void gather_blocks(const Comm& face, ConstMatView mine, MatView M, Split rows, i
   }
   // LAB:SKELETON
   LAB_TODO(
-      "gather_blocks: face rank 0 receives every other rank's block into its place in M, the others send");
+      "step08 gather_blocks: face rank 0 receives every other rank's block into its place in M, "
+      "the others send");
   // LAB:SOLUTION-END
 }
 
@@ -214,7 +217,7 @@ void multiply_blocks(const Plan& plan, Transport<T>& tr, View<const T> A, View<c
     tr.bcast(a, 0, cube.fibre_a, t);
     tr.bcast(b, 0, cube.fibre_b, t);
     // LAB:SKELETON
-    LAB_TODO("multiply_blocks: scratch blocks off the faces, then tr.bcast A along y and B along x");
+    LAB_TODO("step08 multiply_blocks: scratch blocks off the faces, then tr.bcast A along y and B along x");
     // LAB:SOLUTION-END
     tr.finish();
   });
@@ -230,7 +233,9 @@ void multiply_blocks(const Plan& plan, Transport<T>& tr, View<const T> A, View<c
     // layer to add it, C would come back with pz * beta * C in it.
     product.run(as_const(a), as_const(b), c, /*into_c=*/cube.z == 0, tr.stream());
     // LAB:SKELETON
-    LAB_TODO("multiply_blocks: product.run(a, b, c, into_c, tr.stream()) with into_c on the z = 0 layer only");
+    LAB_TODO(
+        "step08 multiply_blocks: product.run(a, b, c, into_c, tr.stream()) with into_c on the z = 0 "
+        "layer only");
     // LAB:SOLUTION-END
     tr.finish();
   });
@@ -239,7 +244,7 @@ void multiply_blocks(const Plan& plan, Transport<T>& tr, View<const T> A, View<c
     // LAB:SOLUTION-BEGIN  tr.reduce the partial C blocks along fibre_c onto its rank 0 (z = 0)
     tr.reduce(c, 0, cube.fibre_c, t);
     // LAB:SKELETON
-    LAB_TODO("multiply_blocks: combine the partial C blocks along z with tr.reduce");
+    LAB_TODO("step08 multiply_blocks: combine the partial C blocks along z with tr.reduce");
     // LAB:SOLUTION-END
     if (staged) tr.copy(as_const(c), C);
     tr.finish();

@@ -4,7 +4,7 @@
 // kernel_avx512.cpp but on 4 doubles (ymm registers). The kernel around them
 // is step04's 8 x 6 AVX2 kernel (vector_kernel.hpp). Its test runs on any
 // CPU with AVX2.
-// Test:   ctest --test-dir build/student -L step09 --output-on-failure
+// Test:   ./lab test step09
 #include <cstdint>
 
 #include "lab/todo.hpp"

@@ -7,12 +7,14 @@
 // the tile): its pipeline of shared-memory stages filled by cp.async
 // (step06_cuda_register_blocking/pipeline.cuh), its warp layout
 // (warp_layout.cuh) and the order of its tiles (tile_order.cuh), unchanged;
-// each thread still keeps an 8 x 8 block of C in registers and updates it
-// with the 64 pairs of one k step's 8 values of A and 8 of B. Only the update
-// changed, and the epilogue (accumulate instead of alpha and beta).
-// Test:   ctest --test-dir build/both -L step09 --output-on-failure   (on a machine with a GPU)
-// Time:   build/both/bin/step09_semiring --n 8192 --variant minplus_gpu,maxplus_gpu,minplus_i32_dpx
-//         build/both/bin/step09_ceiling   (the add+min bound of this GPU, and these kernels against it)
+// each thread keeps a block of C in registers and updates it with every pair
+// of one k step's values of A and B: 8 x 4 for the FP64 min-plus and max-plus
+// (64 x 64 tiles, simt_kernel.cuh's Tile<S>), step06's 8 x 8 for plus-times and
+// the int32 min-plus. Only the update changed, and the epilogue (accumulate
+// instead of alpha and beta).
+// Test:   ./lab test step09
+// Time:   build/student/bin/step09_semiring --n 8192 --variant minplus_gpu,maxplus_gpu,minplus_i32_dpx
+//         build/student/bin/step09_ceiling   (the add+min bound of this GPU, and these kernels against it)
 //
 // Why min-plus is slower than DGEMM here too: an FMA is one instruction, the
 // min-plus update two or more (an add, then a compare and a select; fmin is
@@ -36,7 +38,7 @@ using lab::step09::MinPlusI32;
 using lab::step09::PlusTimes;
 
 // ---- the inner step ---------------------------------------------------------
-// acc (+) (a (x) b) for one of the 64 accumulators of a thread. The
+// acc (+) (a (x) b) for one of the accumulators of a thread. The
 // accumulators start at the zero and only ever take numbers, so they are
 // never NaN; the sum a + b may be (+inf + -inf, or a NaN input), and must then
 // leave acc as it was (semiring.hpp: a NaN term reads as the zero).

@@ -1,7 +1,7 @@
 // step09_semiring_mpi — the benchmark of the semiring product on step08's cube.
 //
 // The lecture's shape is (M, K, N) = (8192, 8192, 2048):
-//   mpiexec -n 8 build/solution/bin/step09_semiring_mpi --m 8192 --k 8192 --n 2048 --threads 1
+//   mpiexec -n 8 build/student/bin/step09_semiring_mpi --m 8192 --k 8192 --n 2048 --threads 1
 //       --semiring minplus --breakdown results/step09_mpi_breakdown.csv   (one line)
 // The blocks are born on their ranks (host memory, or each rank's GPU with
 // --local cuda), the timed call is the distributed product alone, and the rows
