@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """gemm-lab's grading: from ctest's JUnit reports to points.
 
+    grade.py pick SUBMISSION --lab ROOT --staged DIR --sources S.json
+                                              choose the student's files of a submission,
+                                              each from its own path under the submission's
+                                              lab folder; say where each came from
+    grade.py prepare ROOT TREE [--staged DIR]  write the grading tree: ROOT's files,
+                                              the student's files from DIR
     grade.py score JUNIT --points common/grading.toml [--baseline BASE.json]
-                   [--steps 01,02] [--md grade.md] [--json results.json] [--submission-note F]
+                   [--steps 01,02] [--sources S.json] [--md grade.md] [--json results.json]
     grade.py baseline JUNIT -o BASE.json      what the untouched skeleton passes
     grade.py merge A.json B.json ... [--md grade.md] [--json results.json]
     grade.py summary JUNIT                    a short report for ./lab test
-    grade.py prepare ROOT TREE [--submission DIR]
-                                              write the grading tree: ROOT's files,
-                                              the student's files from DIR
 
 Fair points. A GoogleTest case earns points only when it FAILS on the
 untouched skeleton (the baseline): cases that pass without student code
@@ -225,13 +228,36 @@ def score(tests, points, baseline, steps=None):
     return rows, results
 
 
-def report(rows, results, ignored=(), note=""):
+def graded_files_table(sources, steps=None):
+    """What was graded: each student file, where it came from, its size."""
+    lines = ["## What was graded", ""]
+    if sources.get("root") not in (None, ".", ""):
+        lines += [f"The lab's folder in the submission: `{sources['root']}/` ({sources.get('root_how', '')}).", ""]
+    lines += ["| student file | taken from the submission | size | |", "|---|---|---:|---|"]
+    for row in sources.get("files", []):
+        if steps is not None and step_of(row["file"]) not in steps:
+            continue
+        if row["from"] is None:
+            where, flag = "untouched skeleton: not in the submission", ""
+        else:
+            where = f"`{row['from']}`" + (" (by its name)" if row["how"].startswith("its name") else "")
+            flag = "**unchanged from the skeleton**" if row["unchanged"] else ""
+        flag = "; ".join([flag] + row.get("notes", [])).strip("; ")
+        lines.append(f"| `{row['file']}` | {where} | {size_text(row['size'])} | {flag} |")
+    for line in sources.get("run_as", "").splitlines():
+        lines += ["", line]
+    return lines + [""]
+
+
+def report(rows, results, ignored=(), note="", sources=None, steps=None):
     total = sum(r["score"] for r in rows)
     possible = sum(r["max_score"] for r in rows)
     here = sum(r["max_score"] for r in rows if r["status"] == "graded")
     apart = [r for r in rows if r["status"] == "separately"]
     headline = f"{total:.1f} / {possible:.1f} points ({here:.1f} reachable on this machine)"
     lines = ["# gemm-lab grade", "", f"**{headline}**", ""]
+    if sources:
+        lines += graded_files_table(sources, steps)
     if note:
         lines += [note, ""]
     lines += ["| step | points | status |", "|---|---:|---|"]
@@ -246,8 +272,8 @@ def report(rows, results, ignored=(), note=""):
                          "`./lab grade --merge THIS.json THAT.json`")
     if ignored:
         lines += ["", "## Ignored files of the submission", "",
-                  "Only the files listed in common/student_files.txt are graded:", ""]
-        lines += [f"- `{f}`" for f in ignored]
+                  "Only the files listed in common/student_files.txt are graded, each from its own path:", ""]
+        lines += [f"- `{f.split(': ', 1)[0]}`: {f.split(': ', 1)[1]}" if ": " in f else f"- {f}" for f in ignored]
     lines += ["", "## Tests", ""]
     for r in results:
         mark = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}[r["status"]]
@@ -299,18 +325,21 @@ def gradescope(rows, results, headline, md, ignored):
             "extra_data": {"lab_steps": rows, "lab_ignored": list(ignored), "lab_headline": headline}}
 
 
-def write(args, rows, results, ignored=(), note=""):
-    headline, md = report(rows, results, ignored, note)
+def write(args, rows, results, ignored=(), note="", sources=None, steps=None):
+    headline, md = report(rows, results, ignored, note, sources, steps)
     if args.md:
-        pathlib.Path(args.md).write_text(md)
+        write_whole(args.md, md)
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(gradescope(rows, results, headline, md, ignored), indent=2))
+        data = gradescope(rows, results, headline, md, ignored)
+        if sources:
+            data["extra_data"]["lab_files"] = sources.get("files", [])
+        write_whole(args.json, json.dumps(data, indent=2))
     print(f"grade: {headline}")
     for r in rows:
         if r["status"] == "separately":
             print(f"grade: {r['step']} graded separately ({r['why']}): {r['command']}")
     for f in ignored:
-        print(f"grade: ignored (not a student file): {f}")
+        print(f"grade: ignored: {f}")
     written = " and ".join(p for p in (args.md, args.json) if p)
     if written:
         print(f"grade: wrote {written}")
@@ -326,13 +355,20 @@ def cmd_score(args):
             baseline = json.loads(pathlib.Path(args.baseline).read_text())["tests"]
         except (OSError, ValueError, KeyError) as e:
             fail(f"cannot read the baseline {args.baseline}: {e}")
-    ignored = []
-    if args.ignored and os.path.exists(args.ignored):
-        ignored = [l for l in pathlib.Path(args.ignored).read_text().splitlines() if l]
+    sources = None
+    if args.sources:
+        try:
+            sources = json.loads(pathlib.Path(args.sources).read_text())
+        except (OSError, ValueError) as e:
+            fail(f"cannot read {args.sources}: {e}")
+        if args.run_as:
+            sources["run_as"] = args.run_as
+    ignored = (sources or {}).get("ignored", [])
     note = "" if baseline is not None else \
         "(no baseline of the untouched skeleton: every case counts, also those that pass without student code)"
-    rows, results = score(tests, points, baseline, parse_steps(args.steps))
-    write(args, rows, results, ignored, note)
+    steps = parse_steps(args.steps)
+    rows, results = score(tests, points, baseline, steps)
+    write(args, rows, results, ignored, note, sources, steps)
     return 0
 
 
@@ -430,62 +466,244 @@ def source_files(root):
     return sorted(files)
 
 
-def match_submission(subdir, wanted):
-    """{student path: file in the submission}, and the submission's other files."""
-    subdir = pathlib.Path(subdir)
-    if not subdir.is_dir():
-        fail(f"--submission {subdir}: not a folder")
-    found, ignored = {}, []
+# What a submission may hold that is never graded, at any depth: the lab's own
+# state and build outputs (a stale build/ may hold an old copy of a student file)
+NEVER_GRADED = (".lab", "build", "results", ".git", "solutions", "__pycache__")
+MAX_FILE = 1 << 20  # a student file over 1 MiB is refused
+ROOT_MARKERS = ("lab", STUDENT_FILES)
+
+
+def pristine_of(root, rel):
+    """The untouched skeleton of a student file: a release keeps them in
+    common/skeletons/ (older releases in .lab/skeletons/); the instructor tree's
+    skeleton is the file itself."""
+    root = pathlib.Path(root)
+    for kept in (root / "common" / "skeletons" / rel, root / ".lab" / "skeletons" / rel):
+        if kept.is_file():
+            return kept.read_bytes()
+    if not (root / "solutions").is_dir():
+        fail(f"the untouched skeleton of {rel} is missing (common/skeletons/{rel}): "
+             "a student tree keeps them there; take them from the release")
+    return (root / rel).read_bytes()
+
+
+def is_lab_root(d):
+    return all(not (d / m).is_symlink() for m in ROOT_MARKERS) and any((d / m).is_file() for m in ROOT_MARKERS)
+
+
+def real_dirs(d):
+    try:
+        return sorted(c for c in d.iterdir() if c.is_dir() and not c.is_symlink())
+    except OSError:
+        return []
+
+
+def find_lab_root(sub, wanted):
+    """-> (the folder of the submission that stands for the lab's root, why)."""
+    tops = {pathlib.PurePosixPath(w).parts[0] for w in wanted}
+    if is_lab_root(sub):
+        return sub, "the submission's own folder"
+    # the shallowest folder holding `lab` or common/student_files.txt (a repository
+    # zipped with its parent, a release inside a course folder)
+    level = [d for d in real_dirs(sub) if d.name not in NEVER_GRADED]
+    for _ in range(4):
+        hits = [d for d in level if is_lab_root(d)]
+        if hits:
+            how = "the folder holding the lab's `lab` script"
+            if len(hits) > 1:
+                how += f" (the first of {len(hits)} such folders)"
+            return hits[0], how
+        level = [c for d in level for c in real_dirs(d) if c.name not in NEVER_GRADED]
+    # a single top-level folder (a GitHub zip's gemm-lab-main/), however deep
+    top, hops = sub, 0
+    while True:
+        entries = [e for e in top.iterdir() if e.name not in NEVER_GRADED and e.name != "__MACOSX"]
+        if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink() and entries[0].name not in tops:
+            top, hops = entries[0], hops + 1
+        else:
+            break
+    if hops:
+        return top, "the submission's single top-level folder"
+    return sub, "the submission's own folder"
+
+
+def read_regular(path):
+    """The bytes of a regular file, never through a symbolic link."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as f:
+        return f.read(MAX_FILE + 1)
+
+
+def size_text(n):
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
+
+
+def pick_submission(sub, lab, wanted, in_place=False):
+    """Choose each student file of the submission SUB by its path under the
+    submission's lab root. -> ({student path: bytes}, report dict)."""
+    sub, lab = pathlib.Path(sub), pathlib.Path(lab)
+    if sub.is_symlink() or not sub.is_dir():
+        fail(f"--submission {sub}: not a folder")
+    root, root_how = (sub, "this tree") if in_place else find_lab_root(sub, wanted)
+    shown = lambda p: (p.relative_to(sub).as_posix() or ".") if p != sub else "."
     by_base = {}
     for w in wanted:
         by_base.setdefault(pathlib.PurePosixPath(w).name, []).append(w)
-    for path in sorted(p for p in subdir.rglob("*") if p.is_file()):
-        rel = path.relative_to(subdir).as_posix()
-        hit = next((w for w in wanted if rel == w or rel.endswith("/" + w)), None)
-        if hit is None and "/" not in rel and len(by_base.get(rel, [])) == 1:
-            hit = by_base[rel][0]  # a flat upload (Gradescope's file upload): the name is unique
-        if hit is None or hit in found:
-            ignored.append(rel if hit is None else f"{rel} (a second copy of {hit})")
-            continue
-        found[hit] = path
-    return found, ignored
+    by_path, by_name, notes, ignored = {}, {}, {}, []
+    same_as_lab = 0
+    for dirpath, dirnames, names in os.walk(root, followlinks=False):
+        here = pathlib.Path(dirpath)
+        keep = []
+        for d in sorted(dirnames):
+            p = here / d
+            if p.is_symlink():
+                ignored.append(f"{shown(p)}/: a symbolic link, not followed")
+            elif d in NEVER_GRADED:
+                count = sum(len(f) for _, _, f in os.walk(p))
+                ignored.append(f"{shown(p)}/: never graded ({count} files)")
+            else:
+                keep.append(d)
+        dirnames[:] = keep
+        for n in sorted(names):
+            p = here / n
+            rel = p.relative_to(root).as_posix()
+            target = rel if rel in wanted else None
+            flat = target is None and "/" not in rel and len(by_base.get(rel, [])) == 1
+            if p.is_symlink():
+                what = f" (named like the student file {target})" if target else ""
+                ignored.append(f"{shown(p)}: a symbolic link, not followed{what}")
+                if target:
+                    notes.setdefault(target, []).append(f"`{shown(p)}` is a symbolic link: not graded")
+                continue
+            if target is None and not flat:
+                if in_place:
+                    continue
+                mine = lab / rel
+                try:
+                    if mine.is_file() and not mine.is_symlink() and p.stat().st_size == mine.stat().st_size \
+                            and read_regular(p) == mine.read_bytes():
+                        same_as_lab += 1
+                        continue
+                except OSError:
+                    pass
+                ignored.append(f"{shown(p)}: not a student file" +
+                               (" (differs from the lab's own copy, which is used)" if mine.is_file()
+                                else " (not part of the lab)"))
+                continue
+            try:
+                size = p.stat().st_size
+                body = read_regular(p) if size <= MAX_FILE else None
+            except OSError as e:
+                ignored.append(f"{shown(p)}: unreadable ({e.strerror})")
+                continue
+            if body is None or len(body) > MAX_FILE:
+                ignored.append(f"{shown(p)}: refused, {size_text(size)} is over the {size_text(MAX_FILE)} limit")
+                notes.setdefault(target or by_base[rel][0], []).append(
+                    f"`{shown(p)}` refused: {size_text(size)}, over the {size_text(MAX_FILE)} limit")
+                continue
+            if target:
+                by_path[target] = (shown(p), body)
+            else:
+                by_name[by_base[rel][0]] = (shown(p), body)
+    # files of the submission outside its lab root are not graded
+    if root != sub:
+        outside = [p for p in sub.rglob("*") if (p.is_file() or p.is_symlink()) and root not in p.parents]
+        for p in sorted(outside)[:50]:
+            ignored.append(f"{shown(p)}: outside the lab's folder ({shown(root)}/)")
+        if len(outside) > 50:
+            ignored.append(f"... and {len(outside) - 50} more files outside the lab's folder")
+    chosen, rows = {}, []
+    for w in wanted:
+        pristine = pristine_of(lab, w)
+        path_hit, name_hit = by_path.get(w), by_name.get(w)
+        hit, how = (path_hit, "its own path") if path_hit else (name_hit, "its name (a flat upload)") \
+            if name_hit else (None, "")
+        note = list(notes.get(w, []))
+        if path_hit and name_hit:
+            if path_hit[1] == name_hit[1]:
+                note.append(f"`{name_hit[0]}` has the same contents")
+            else:
+                note.append(f"`{name_hit[0]}` differs and was not graded: the file at the student path wins")
+                ignored.append(f"{name_hit[0]}: a second copy of {w} with other contents (not graded)")
+        if hit:
+            chosen[w] = hit[1]
+            rows.append({"file": w, "from": hit[0], "how": how, "size": len(hit[1]),
+                         "unchanged": hit[1] == pristine, "notes": note})
+        else:
+            rows.append({"file": w, "from": None, "how": "", "size": len(pristine), "unchanged": True,
+                         "notes": note})
+    if same_as_lab:
+        ignored.append(f"{same_as_lab} other files identical to the lab's own (not graded)")
+    return chosen, {"root": shown(root), "root_how": root_how, "files": rows, "ignored": ignored}
+
+
+def cmd_pick(args):
+    """Choose the student's files of a submission: write them at their paths
+    under STAGED and say in SOURCES where each came from."""
+    lab = pathlib.Path(args.lab).resolve()
+    wanted = student_files(lab)
+    chosen, info = pick_submission(args.submission, lab, wanted, args.in_place)
+    staged = pathlib.Path(args.staged)
+    if staged.exists():
+        shutil.rmtree(staged)
+    for rel, body in chosen.items():
+        (staged / rel).parent.mkdir(parents=True, exist_ok=True)
+        (staged / rel).write_bytes(body)
+    staged.mkdir(parents=True, exist_ok=True)
+    write_whole(args.sources, json.dumps(info, indent=1))
+    for row in info["files"]:
+        if row["from"] is None:
+            print(f"grade: {row['file']}: not in the submission, graded as the untouched skeleton", file=sys.stderr)
+    return 0
+
+
+def write_whole(path, text):
+    """Write a result file whole or not at all."""
+    path = pathlib.Path(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def safe_target(tree, rel):
+    """TREE/rel, with no symbolic link on the way (a link left in the tree by an
+    earlier run is removed, never written through)."""
+    p = pathlib.Path(tree)
+    for part in pathlib.PurePosixPath(rel).parts:
+        p = p / part
+        if p.is_symlink():
+            p.unlink()
+    return p
 
 
 def cmd_prepare(args):
-    """Write TREE from ROOT's files with the student's files from the submission
-    (or the untouched skeleton). Unchanged files keep their time stamps, so
-    the next build is incremental. Prints the stamp of the untouched tree."""
+    """Write TREE from ROOT's files, the student's files from STAGED (written by
+    `pick`) or else the untouched skeletons. Unchanged files keep their time
+    stamps, so the next build is incremental. Prints the stamp of the untouched tree."""
     root, tree = pathlib.Path(args.root).resolve(), pathlib.Path(args.tree)
     wanted = student_files(root)
     files = source_files(root)
     missing = [w for w in wanted if w not in files]
     if missing:
         fail(f"{STUDENT_FILES} names files this tree lacks: {', '.join(missing)}")
-    found, ignored = match_submission(args.submission, wanted) if args.submission else ({}, [])
+    staged = pathlib.Path(args.staged) if args.staged else None
     stamp = hashlib.sha256()
     for rel in files:
         src = root / rel
-        # a student tree keeps its untouched skeletons in .lab/skeletons (./lab release)
-        kept = root / ".lab" / "skeletons" / rel
-        pristine = (kept if rel in wanted and kept.is_file() else src).read_bytes()
+        pristine = pristine_of(root, rel) if rel in wanted else src.read_bytes()
         stamp.update(rel.encode() + b"\0" + hashlib.sha256(pristine).digest())
         if args.dry:
             continue
-        body = found[rel].read_bytes() if rel in found else pristine
-        dst = tree / rel
-        if dst.exists() and dst.read_bytes() == body:
+        mine = staged / rel if staged is not None and rel in wanted else None
+        body = mine.read_bytes() if mine is not None and mine.is_file() else pristine
+        dst = safe_target(tree, rel)
+        if dst.is_file() and dst.read_bytes() == body:
             continue
         dst.parent.mkdir(parents=True, exist_ok=True)
+        if dst.exists() and not dst.is_file():
+            shutil.rmtree(dst)
         dst.write_bytes(body)
         shutil.copymode(src, dst)
-    if args.dry:
-        print(stamp.hexdigest())
-        return 0
-    if args.ignored:
-        pathlib.Path(args.ignored).write_text("".join(f"{f}\n" for f in ignored))
-    for w in wanted:
-        if args.submission and w not in found:
-            print(f"grade: {w}: not in the submission, graded as the untouched skeleton", file=sys.stderr)
     print(stamp.hexdigest())
     return 0
 
@@ -498,7 +716,8 @@ def main():
     p.add_argument("--points", required=True)
     p.add_argument("--baseline")
     p.add_argument("--steps")
-    p.add_argument("--ignored", help="file listing the submission's ignored files")
+    p.add_argument("--sources", help="where each student file came from (written by `pick`)")
+    p.add_argument("--run-as", help="a line for the report: which account built and ran the submission")
     p.add_argument("--log", help="ctest's output (it names the tests that timed out)")
     p.add_argument("--md")
     p.add_argument("--json")
@@ -521,10 +740,16 @@ def main():
     p = sub.add_parser("prepare")
     p.add_argument("root")
     p.add_argument("tree")
-    p.add_argument("--submission")
-    p.add_argument("--ignored", help="write the submission's ignored files here")
+    p.add_argument("--staged", help="the student's files chosen by `pick`, at their paths")
     p.add_argument("--dry", action="store_true", help="only print the stamp of the untouched tree")
     p.set_defaults(fn=cmd_prepare)
+    p = sub.add_parser("pick")
+    p.add_argument("submission")
+    p.add_argument("--lab", required=True, help="the lab tree the submission is graded in")
+    p.add_argument("--staged", required=True, help="write the chosen student files here, at their paths")
+    p.add_argument("--sources", required=True, help="write where each came from here (JSON)")
+    p.add_argument("--in-place", action="store_true", help="the submission is the lab tree itself")
+    p.set_defaults(fn=cmd_pick)
     args = ap.parse_args()
     return args.fn(args)
 

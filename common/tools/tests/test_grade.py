@@ -95,26 +95,152 @@ class Grade(unittest.TestCase):
         self.assertIn("Step01.Square", p.stdout)
         self.assertIn("1 passed, 3 failed, 1 skipped", p.stdout)
 
-    def test_submission_takes_only_the_students_files(self):
-        root = self.tmp / "root"
-        for rel, body in {"common/student_files.txt": "# list\nstep01_naive/naive.cpp\nstep04_simd/pack.cpp\n",
+    def lab_tree(self):
+        """A miniature student release: two student files, their untouched copies."""
+        root = self.tmp / "lab"
+        for rel, body in {"lab": "#!/bin/sh\n", "common/student_files.txt": STUDENT_LIST,
                           "step01_naive/naive.cpp": "skeleton", "step01_naive/tests/t.cpp": "test",
-                          "step04_simd/pack.cpp": "pack skeleton", "common/grading.toml": "[points]\n"}.items():
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_text(body)
+                          "step04_simd/pack.cpp": "pack skeleton", "common/grading.toml": "[points]\n",
+                          "common/skeletons/step01_naive/naive.cpp": "skeleton",
+                          "common/skeletons/step04_simd/pack.cpp": "pack skeleton"}.items():
+            write(root / rel, body)
+        return root
+
+    def pick(self, sub, *extra, ok=True):
+        lab = self.lab_tree()
+        staged, sources = self.tmp / "staged", self.tmp / "sources.json"
+        p = run("pick", sub, "--lab", lab, "--staged", staged, "--sources", sources, *extra, ok=ok)
+        if not ok:
+            return p, None, None
+        chosen = {rel: (staged / rel).read_text() for rel in ("step01_naive/naive.cpp", "step04_simd/pack.cpp")
+                  if (staged / rel).is_file()}
+        return p, chosen, json.loads(sources.read_text())
+
+    def release_copy(self, where, naive="mine"):
+        """A whole release folder as a student submits it: the lab's files, the
+        untouched copies (common/skeletons and an older release's .lab/skeletons)."""
+        for rel, body in {"lab": "#!/bin/sh\n", "common/student_files.txt": STUDENT_LIST,
+                          "step01_naive/naive.cpp": naive, "step01_naive/tests/t.cpp": "test",
+                          "step04_simd/pack.cpp": "pack skeleton",
+                          ".lab/skeletons/step01_naive/naive.cpp": "skeleton",
+                          "common/skeletons/step01_naive/naive.cpp": "skeleton"}.items():
+            write(where / rel, body)
+
+    def test_whole_release_folder_grades_the_file_at_its_path(self):
         sub = self.tmp / "sub"
-        for rel, body in {"naive.cpp": "mine", "step01_naive/tests/t.cpp": "rigged",
-                          "common/grading.toml": "[points]\nstep01 = 1000\n"}.items():
-            (sub / rel).parent.mkdir(parents=True, exist_ok=True)
-            (sub / rel).write_text(body)
-        tree, ignored = self.tmp / "tree", self.tmp / "ignored.txt"
-        p = run("prepare", root, tree, "--submission", sub, "--ignored", ignored)
+        self.release_copy(sub)
+        _, chosen, src = self.pick(sub)
+        self.assertEqual(chosen, {"step01_naive/naive.cpp": "mine", "step04_simd/pack.cpp": "pack skeleton"})
+        rows = {r["file"]: r for r in src["files"]}
+        self.assertEqual(rows["step01_naive/naive.cpp"]["from"], "step01_naive/naive.cpp")
+        self.assertFalse(rows["step01_naive/naive.cpp"]["unchanged"])
+        self.assertTrue(rows["step04_simd/pack.cpp"]["unchanged"])
+        self.assertTrue(any(i.startswith(".lab/: never graded") for i in src["ignored"]))
+
+    def test_release_inside_a_top_folder_with_git(self):
+        sub = self.tmp / "sub"
+        self.release_copy(sub / "course" / "gemm-lab")
+        write(sub / "course" / ".git" / "HEAD", "ref")
+        write(sub / "notes.txt", "mine")
+        _, chosen, src = self.pick(sub)
+        self.assertEqual(chosen["step01_naive/naive.cpp"], "mine")
+        self.assertEqual(src["root"], "course/gemm-lab")
+        self.assertTrue(any("outside the lab's folder" in i for i in src["ignored"]))
+
+    def test_a_zips_single_top_folder(self):
+        sub = self.tmp / "sub"
+        write(sub / "gemm-lab-main" / "step01_naive" / "naive.cpp", "mine")
+        write(sub / "gemm-lab-main" / ".git" / "config", "x")
+        _, chosen, src = self.pick(sub)
+        self.assertEqual(chosen, {"step01_naive/naive.cpp": "mine"})
+        self.assertEqual(src["root"], "gemm-lab-main")
+
+    def test_flat_upload_matches_by_unique_name(self):
+        sub = self.tmp / "sub"
+        write(sub / "naive.cpp", "mine")
+        write(sub / "pack.cpp", "pack skeleton")
+        _, chosen, src = self.pick(sub)
+        self.assertEqual(chosen, {"step01_naive/naive.cpp": "mine", "step04_simd/pack.cpp": "pack skeleton"})
+        rows = {r["file"]: r for r in src["files"]}
+        self.assertTrue(rows["step04_simd/pack.cpp"]["unchanged"])  # flagged for the student to see
+
+    def test_a_stale_build_folder_is_never_graded(self):
+        sub = self.tmp / "sub"
+        self.release_copy(sub)
+        write(sub / "build" / "student" / "step01_naive" / "naive.cpp", "skeleton")
+        write(sub / "aaa" / "build" / "step01_naive" / "naive.cpp", "skeleton")
+        _, chosen, src = self.pick(sub)
+        self.assertEqual(chosen["step01_naive/naive.cpp"], "mine")
+        self.assertTrue(any(i.startswith("build/: never graded") for i in src["ignored"]))
+
+    def test_a_symbolic_link_is_not_followed(self):
+        sub = self.tmp / "sub"
+        self.release_copy(sub)
+        (sub / "step01_naive" / "naive.cpp").unlink()
+        secret = self.tmp / "solution.cpp"
+        secret.write_text("the solution")
+        (sub / "step01_naive" / "naive.cpp").symlink_to(secret)
+        (sub / "linked").symlink_to(self.tmp)
+        _, chosen, src = self.pick(sub)
+        self.assertNotIn("step01_naive/naive.cpp", chosen)
+        self.assertTrue(any("step01_naive/naive.cpp: a symbolic link" in i for i in src["ignored"]))
+        self.assertTrue(any(i.startswith("linked/: a symbolic link") for i in src["ignored"]))
+        row = next(r for r in src["files"] if r["file"] == "step01_naive/naive.cpp")
+        self.assertIsNone(row["from"])
+        self.assertIn("symbolic link", " ".join(row["notes"]))
+
+    def test_two_copies_with_other_contents_the_path_wins_and_says_so(self):
+        sub = self.tmp / "sub"
+        self.release_copy(sub)
+        write(sub / "naive.cpp", "skeleton")
+        _, chosen, src = self.pick(sub)
+        self.assertEqual(chosen["step01_naive/naive.cpp"], "mine")
+        row = next(r for r in src["files"] if r["file"] == "step01_naive/naive.cpp")
+        self.assertIn("differs and was not graded", " ".join(row["notes"]))
+
+    def test_an_oversized_file_is_refused(self):
+        sub = self.tmp / "sub"
+        write(sub / "step01_naive" / "naive.cpp", "x" * ((1 << 20) + 1))
+        _, chosen, src = self.pick(sub)
+        self.assertEqual(chosen, {})
+        self.assertTrue(any("refused" in i and "1.0 MiB" in i for i in src["ignored"]))
+
+    def test_report_begins_with_what_was_graded(self):
+        sub = self.tmp / "sub"
+        self.release_copy(sub)
+        (sub / "step04_simd" / "pack.cpp").unlink()
+        self.pick(sub)
+        md = self.tmp / "r.md"
+        run("score", FIX / "partial.xml", "--points", FIX / "points.toml", "--baseline", self.base,
+            "--sources", self.tmp / "sources.json", "--run-as", "as nobody", "--md", md)
+        text = md.read_text()
+        table = text.index("## What was graded")
+        self.assertLess(table, text.index("| step | points |"))
+        self.assertIn("| `step01_naive/naive.cpp` | `step01_naive/naive.cpp` | 4 B |", text)
+        self.assertIn("| `step04_simd/pack.cpp` | untouched skeleton: not in the submission |", text)
+        self.assertIn("as nobody", text)
+
+    def test_prepare_writes_the_tree_and_never_through_a_link(self):
+        lab = self.lab_tree()
+        staged, tree = self.tmp / "staged", self.tmp / "tree"
+        write(staged / "step01_naive" / "naive.cpp", "mine")
+        outside = self.tmp / "outside.txt"
+        outside.write_text("the grader's")
+        (tree / "step01_naive").mkdir(parents=True)
+        (tree / "step01_naive" / "naive.cpp").symlink_to(outside)
+        run("prepare", lab, tree, "--staged", staged)
+        self.assertEqual(outside.read_text(), "the grader's")
+        self.assertFalse((tree / "step01_naive" / "naive.cpp").is_symlink())
         self.assertEqual((tree / "step01_naive/naive.cpp").read_text(), "mine")
-        self.assertEqual((tree / "step01_naive/tests/t.cpp").read_text(), "test")
-        self.assertEqual((tree / "common/grading.toml").read_text(), "[points]\n")
         self.assertEqual((tree / "step04_simd/pack.cpp").read_text(), "pack skeleton")  # missing: the skeleton
-        self.assertEqual(ignored.read_text().split(), ["common/grading.toml", "step01_naive/tests/t.cpp"])
-        self.assertIn("step04_simd/pack.cpp: not in the submission", p.stderr)
+
+
+STUDENT_LIST = "# list\nstep01_naive/naive.cpp\nstep04_simd/pack.cpp\n"
+
+
+def write(path, body):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(body)
 
 
 if __name__ == "__main__":
