@@ -51,11 +51,13 @@ template <class T>
 CheckResult compare_exact(View<const T> C, View<const T> C_ref, const std::vector<int64_t>& rows = {},
                           const std::vector<int64_t>& cols = {}) {
   CheckResult r;
+  std::vector<char> bad(size_t(C.rows > 0 && C.cols > 0 ? C.rows * C.cols : 0), 0);
   for (int64_t j = 0; j < C.cols; ++j) {
     for (int64_t i = 0; i < C.rows; ++i) {
       ++r.checked;
       const T got = C(i, j), want = C_ref(i, j);
       if (got == want) continue;
+      bad[size_t(i + j * C.rows)] = got != got ? 'N' : 'X';
       if (++r.mismatches <= 8) {
         char line[200];
         std::snprintf(line, sizeof line, "  C(%lld, %lld) = %.17g, want %.17g exactly\n",
@@ -69,7 +71,7 @@ CheckResult compare_exact(View<const T> C, View<const T> C_ref, const std::vecto
   if (!r.ok) {
     r.worst_ratio = std::numeric_limits<double>::infinity();
     r.report = std::to_string(r.mismatches) + " of " + std::to_string(r.checked) + " elements differ (mismatch):\n" +
-               r.report;
+               r.report + block_map(C.rows, C.cols, bad);
   }
   return r;
 }

@@ -40,6 +40,8 @@ Matrix magnitude(double alpha, ConstMatView A, ConstMatView B, double beta, Cons
   return mag;
 }
 
+}  // namespace
+
 std::string block_map(int64_t m, int64_t n, const std::vector<char>& bad) {
   const int64_t bm = std::max<int64_t>(1, (m + kMapCells - 1) / kMapCells);
   const int64_t bn = std::max<int64_t>(1, (n + kMapCells - 1) / kMapCells);
@@ -61,8 +63,6 @@ std::string block_map(int64_t m, int64_t n, const std::vector<char>& bad) {
   }
   return out.str();
 }
-
-}  // namespace
 
 CheckResult check_gemm(double alpha, ConstMatView A, ConstMatView B, double beta, ConstMatView C0,
                        ConstMatView C, ConstMatView C_ref) {

@@ -405,17 +405,48 @@ def cmd_merge(args):
     return 0
 
 
+GTEST_TOTAL = re.compile(r"\[==========\] (\d+) tests? from \d+ test suites? ran")
+GTEST_PASSED = re.compile(r"\[  PASSED  \] (\d+) tests?\.")
+
+
+def gtest_totals(out):
+    """GoogleTest's own count of a run: (cases run, cases passed), or None. The
+    output keeps its end (ctest cuts the middle of a long one), and every rank
+    of an MPI run prints the same totals."""
+    runs = [int(n) for n in GTEST_TOTAL.findall(out)]
+    passed = [int(n) for n in GTEST_PASSED.findall(out)]
+    if not runs:
+        return None
+    return max(runs), (min(passed) if passed else 0)
+
+
+def waits_for(test, todos):
+    """The other steps whose unfinished TODOs fail this step's test (step09's
+    MPI tests run step08's cube): {stepNN} when every TODO it hit is theirs."""
+    own = step_of(test["name"])
+    steps = {step_of(m) for m in todos}
+    return steps if own and steps and None not in steps and own not in steps else set()
+
+
 def cmd_summary(args):
     """What ./lab test prints: one line a test, the failing cases, the TODOs left."""
     tests = read_junit(args.junit, args.log)
-    count = {"passed": 0, "failed": 0, "skipped": 0}
-    todos = []
+    count = {"passed": 0, "failed": 0, "skipped": 0, "waiting": 0}
+    todos, waiting = [], set()
     for t in tests.values():
-        count[t["result"]] += 1
+        hit = []
         for m in re.findall(r"not implemented yet: ([^\n\"]*)", t["output"]):
             m = m.strip().rstrip(".")
-            if m and m not in todos:
-                todos.append(m)
+            if m and m not in hit:
+                hit.append(m)
+        t["todos"] = hit
+        t["waits"] = waits_for(t, hit) if t["result"] == "failed" else set()
+        if t["waits"]:
+            count["waiting"] += 1
+            waiting |= t["waits"]
+        else:
+            count[t["result"]] += 1
+            todos += [m for m in hit if m not in todos]
     for t in tests.values():
         if t["result"] == "passed":
             continue
@@ -424,9 +455,17 @@ def cmd_summary(args):
                         if "LAB-SKIP" in l), "")
             print(f"  SKIP {t['name']}" + (f": {why}" if why else ""))
             continue
+        if t["waits"]:
+            print(f"  WAIT {t['name']}: needs {', '.join(sorted(t['waits']))}: {t['todos'][0]}")
+            continue
         lost = [c for c, s in t["cases"].items() if s == "failed"]
         why = f" ({t['why']})" if t["why"] else ""
-        print(f"  FAIL {t['name']}{why}" + (f": {len(lost)} of {len(t['cases'])} cases failed" if t["cases"] else ""))
+        totals = gtest_totals(t["output"])
+        if totals:  # GoogleTest's own count: the per-case lines of a long output may be cut
+            ran, passed = totals
+            print(f"  FAIL {t['name']}{why}: {ran - passed} of {ran} cases failed")
+        else:
+            print(f"  FAIL {t['name']}{why}" + (f": {len(lost)} of {len(t['cases'])} cases failed" if t["cases"] else ""))
         for c in lost[:args.cases]:
             print(f"         {c}")
         if len(lost) > args.cases:
@@ -438,8 +477,11 @@ def cmd_summary(args):
         print(f"  not implemented yet: {m}")
     if len(todos) > args.cases:
         print(f"  ... and {len(todos) - args.cases} more TODOs")
-    print(f"  {count['passed']} passed, {count['failed']} failed, {count['skipped']} skipped")
-    return 1 if count["failed"] else 0
+    tail = ""
+    if count["waiting"]:
+        tail = f"; {count['waiting']} more wait for {', '.join(sorted(waiting))} (its TODOs, not this step's)"
+    print(f"  {count['passed']} passed, {count['failed']} failed, {count['skipped']} skipped{tail}")
+    return 1 if count["failed"] or count["waiting"] else 0
 
 
 def student_files(root):

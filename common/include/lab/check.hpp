@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "lab/matrix.hpp"
 
@@ -59,6 +60,11 @@ CheckResult freivalds_check(double alpha, ConstMatView A, ConstMatView B, double
 CheckResult freivalds_verdict(int64_t m, int64_t n, int64_t k, int trials, double alpha, double beta,
                               const double* cx, const double* acx, const double* abx, const double* aabx,
                               const double* c0x, const double* ac0x);
+
+/// A coarse picture of which parts of an m x n result are wrong, at most 16 x 16
+/// characters: `bad` holds one flag a element, column-major (0 right, 'X' wrong,
+/// 'N' NaN or Inf where a number was due).
+std::string block_map(int64_t m, int64_t n, const std::vector<char>& bad);
 
 /// True when every element of `full` outside the block of shape m x n at
 /// (i0, j0) still has exactly the bits of `guard` (so a NaN guard works).

@@ -95,6 +95,25 @@ class Grade(unittest.TestCase):
         self.assertIn("Step01.Square", p.stdout)
         self.assertIn("1 passed, 3 failed, 1 skipped", p.stdout)
 
+    def test_summary_counts_cases_as_googletest_does_and_names_other_steps_todos(self):
+        own = "\n".join(f"[ RUN      ] S.C{i}\n[  FAILED  ] S.C{i} (0 ms)" for i in range(3))
+        # ctest cut the middle of a long output: GoogleTest's own totals survive at its end
+        own += "\n...[cut]...\n[==========] 704 tests from 9 test suites ran. (5 ms total)\n" \
+               "[  PASSED  ] 153 tests.\n[  FAILED  ] 551 tests, listed below:\n"
+        other = "not implemented yet: step08 choose_grid: the factorization\n[ RUN      ] M.P\n[  FAILED  ] M.P (1 ms)"
+        junit = self.tmp / "j.xml"
+        junit.write_text(
+            '<testsuite><testcase name="step09_semiring.student.correctness" status="fail">'
+            f'<failure message="Failed"/><system-out>{own}</system-out></testcase>'
+            '<testcase name="step09_semiring.student.mpi.np2" status="fail">'
+            f'<failure message="Failed"/><system-out>{other}</system-out></testcase></testsuite>')
+        p = run("summary", junit, ok=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("step09_semiring.student.correctness (Failed): 551 of 704 cases failed", p.stdout)
+        self.assertIn("WAIT step09_semiring.student.mpi.np2: needs step08", p.stdout)
+        self.assertIn("0 passed, 1 failed, 0 skipped; 1 more wait for step08", p.stdout)
+        self.assertNotIn("not implemented yet: step08", p.stdout.split("WAIT")[0])
+
     def lab_tree(self):
         """A miniature student release: two student files, their untouched copies."""
         root = self.tmp / "lab"
