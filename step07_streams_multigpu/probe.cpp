@@ -352,12 +352,13 @@ int main(int argc, char** argv) {
       }
     }
     if (!csv.empty()) {
-      std::FILE* f = std::fopen(csv.c_str(), "w");
-      if (!f) throw std::runtime_error("cannot write '" + csv + "'");
-      std::fprintf(f, "what,gpu,value,unit\n");
-      for (const Row& r : rows)
-        std::fprintf(f, "%s,%d,%.4f,%s\n", r.what.c_str(), r.gpu, r.value, r.unit.c_str());
-      std::fclose(f);
+      std::string text = "what,gpu,value,unit\n";
+      char line[256];
+      for (const Row& r : rows) {
+        std::snprintf(line, sizeof line, "%s,%d,%.4f,%s\n", r.what.c_str(), r.gpu, r.value, r.unit.c_str());
+        text += line;
+      }
+      lab::write_file_whole(csv, text, "--csv");
     }
   } catch (const lab::UsageError& e) {
     std::cerr << "step07_probe: error: " << e.what() << "\n";
