@@ -406,7 +406,7 @@ int run_single(const Options& o, const MinPlusGemms& gemms) {
       return kExitSkipped;
     }
   }
-  if (!o.csv.empty()) require_writable(o.csv);
+  if (!o.csv.empty()) require_writable(o.csv, "--csv");
   std::unique_ptr<OutputFile> out = open_output(o.out);
   double t0 = now();
   const Graph g = load_graph(o);
@@ -495,7 +495,7 @@ int run_bench(const Options& o, const MinPlusGemms& gemms) {
       return kExitSkipped;
     }
   }
-  if (!o.csv.empty()) require_writable(o.csv);
+  if (!o.csv.empty()) require_writable(o.csv, "--csv");
   std::unique_ptr<OutputFile> out = open_output(o.out);
   const double t0 = now();
   const Graph g = load_graph(o);
