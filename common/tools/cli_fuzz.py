@@ -249,7 +249,8 @@ def run_vector(cmd, tail, culprit, fixtures, timeout, allowed=OK_STATUSES):
         if p.returncode not in allowed:
             return f"exit status {p.returncode} ({took:.1f} s): {(err or out).strip()[-600:]}"
         if p.returncode == 2:
-            lines = [l for l in err.splitlines() if l.strip()]
+            # (mpiexec adds its own framed note when a rank exits non-zero: not the program's words)
+            lines = [l for l in err.split("-" * 20)[0].splitlines() if l.strip()]
             if not lines:
                 return "exit 2 without a message on stderr"
             if len(lines) > 1 and not lines[0].startswith("usage:"):
@@ -362,6 +363,9 @@ def main():
     if not kinds <= {"cpu", "gpu", "mpi"}:
         ap.error(f"--kind takes cpu, gpu or mpi, got {a.kind!r}")
     progs = programs(a.bin.resolve(), a.mpiexec)
+    # Open MPI's mpiexec refuses root without these (CI containers run as root).
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     if a.list:
         for n, p in progs.items():
             print(f"{n:28s} {p['kind']}")
