@@ -57,6 +57,15 @@ double pct(const Record& r) { return r.peak_gflops > 0 ? 100.0 * r.gflops / r.pe
 }  // namespace
 
 void write_file_whole(const std::string& path, const std::string& text, const std::string& what) {
+  // A device or pipe (/dev/null, /dev/stdout) is written to as it is: renaming
+  // a file over it would replace the device.
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    std::ofstream f(path, std::ios::binary);
+    if (!(f << text) || !f.flush())
+      throw std::runtime_error("writing the " + what + " file '" + path + "' failed");
+    return;
+  }
   // A temporary name in the same folder, renamed over `path` at the end: a
   // reader (or a crash) sees the old file or the new one, never half of one.
   std::string tmp = path + ".XXXXXX";

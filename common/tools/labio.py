@@ -87,6 +87,9 @@ def check_output(prog, flag, path):
 def _replace_whole(path, write):
     """write(tmp_path) into a temporary name beside `path`, then rename it over `path`."""
     p = pathlib.Path(path)
+    if p.exists() and not p.is_file():  # a device or pipe (/dev/null): renaming over it would replace it
+        write(str(p))
+        return
     fd, tmp = tempfile.mkstemp(prefix=p.name + ".", suffix=p.suffix, dir=str(p.parent) if str(p.parent) else ".")
     os.close(fd)
     try:
