@@ -109,6 +109,25 @@ struct Worker::Op {
   cudaStream_t stream = nullptr;
 };
 
+size_t usable_device_memory(const std::map<int, int>& streams_per_device) {
+  // (the caller's current device is left as it was: only the streams' own threads switch)
+  int current = 0;
+  LAB_CUDA_CHECK(cudaGetDevice(&current));
+  // What the emptiest device has free, less room for cuBLAS's workspaces and the runtime.
+  size_t least = SIZE_MAX;
+  for (const auto& [dev, n] : streams_per_device) {
+    LAB_CUDA_CHECK(cudaSetDevice(dev));
+    size_t free_b = 0, total_b = 0;
+    LAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    // (cuBLAS takes a workspace of up to 32 MiB per handle; the rest is room for the runtime)
+    const size_t reserve = (size_t(64) << 20) * size_t(n);
+    const size_t usable = std::max(free_b / 10 * 9 > reserve ? free_b / 10 * 9 - reserve : 0, free_b / 2);
+    least = std::min(least, usable);
+  }
+  LAB_CUDA_CHECK(cudaSetDevice(current));
+  return least;
+}
+
 std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
                               const Options& opts, const std::vector<StreamSlot>& slots) {
   check_gemm_args(A, B, C);
@@ -129,25 +148,7 @@ std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, doub
   std::map<int, int> per_device;
   int busiest = 0;
   for (const auto& s : slots) busiest = std::max(busiest, ++per_device[s.device]);
-  size_t cap = opts.device_mem_limit;
-  if (cap == 0) {
-    // (the caller's current device is left as it was: only the streams' own threads switch)
-    int current = 0;
-    LAB_CUDA_CHECK(cudaGetDevice(&current));
-    // What the emptiest device has free, less room for cuBLAS's workspaces and the runtime.
-    size_t least = SIZE_MAX;
-    for (const auto& [dev, n] : per_device) {
-      LAB_CUDA_CHECK(cudaSetDevice(dev));
-      size_t free_b = 0, total_b = 0;
-      LAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-      // (cuBLAS takes a workspace of up to 32 MiB per handle; the rest is room for the runtime)
-      const size_t reserve = (size_t(64) << 20) * size_t(n);
-      const size_t usable = std::max(free_b / 10 * 9 > reserve ? free_b / 10 * 9 - reserve : 0, free_b / 2);
-      least = std::min(least, usable);
-    }
-    LAB_CUDA_CHECK(cudaSetDevice(current));
-    cap = least;
-  }
+  const size_t cap = opts.device_mem_limit > 0 ? opts.device_mem_limit : usable_device_memory(per_device);
   auto call = std::make_unique<Call>();
   call->alpha = alpha, call->beta = beta;
   call->A = A, call->B = B, call->C = C;

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -38,6 +39,11 @@ struct Call {
   std::atomic<int> running{1};      ///< workers not yet finished: they share the host's cores
   std::mutex trace_mu;
 };
+
+/// The device bytes the streams may use when no cap is given: what the
+/// emptiest of these devices has free (device id -> streams on it), less room
+/// for cuBLAS's workspaces and the runtime.
+size_t usable_device_memory(const std::map<int, int>& streams_per_device);
 
 /// The start of every variant: checks the arguments and the options
 /// (std::invalid_argument before any work, GPU ids included), does BLAS's

@@ -24,6 +24,8 @@ std::string bytes_text(double b) {
     std::snprintf(s, sizeof s, "%.2f GiB", b / double(1 << 30));
   else if (b >= double(1 << 20))
     std::snprintf(s, sizeof s, "%.1f MiB", b / double(1 << 20));
+  else if (b >= double(1 << 10))
+    std::snprintf(s, sizeof s, "%.1f KiB", b / double(1 << 10));
   else
     std::snprintf(s, sizeof s, "%.0f B", b);
   return s;
@@ -38,6 +40,37 @@ TileShape clip(TileShape t, int64_t m, int64_t n, int64_t k) {
   t.tn = std::max<int64_t>(1, std::min(t.tn, n));
   t.tk = std::max<int64_t>(1, std::min(t.tk, k));
   return t;
+}
+
+// The square tiles the plan tries, largest first: T = kMaxTile, then a
+// quarter smaller at a time (multiples of 32) down to 128, then halves down to 1.
+int64_t next_tile(int64_t T) { return T > 128 ? (T * 3 / 4) / 32 * 32 : T / 2; }
+TileShape square(int64_t T, int64_t m, int64_t n, int64_t k) { return clip({T, T, depth_for(T)}, m, n, k); }
+
+int64_t products_of(const TileShape& t, int64_t m, int64_t n, int64_t k) {
+  return ceil_div(m, t.tm) * ceil_div(n, t.tn) * ceil_div(k, t.tk);
+}
+
+// The smallest square tile whose plan stays within kMaxProducts.
+TileShape smallest_square(int64_t m, int64_t n, int64_t k) {
+  TileShape best = square(kMaxTile, m, n, k);
+  for (int64_t T = kMaxTile; T >= 1; T = next_tile(T)) {
+    const TileShape t = square(T, m, n, k);
+    if (products_of(t, m, n, k) > kMaxProducts) break;
+    best = t;
+  }
+  return best;
+}
+
+// "2K", "130M": a --device-mem-limit value of at least b bytes.
+std::string cap_text(int64_t b) {
+  const char* unit = b <= (int64_t(1) << 20) ? "K" : b <= (int64_t(1) << 30) ? "M" : "G";
+  const int shift = *unit == 'K' ? 10 : *unit == 'M' ? 20 : 30;
+  return std::to_string((b + (int64_t(1) << shift) - 1) >> shift) + unit;
+}
+
+std::string dims(int64_t a, int64_t b, int64_t c) {
+  return std::to_string(a) + "x" + std::to_string(b) + "x" + std::to_string(c);
 }
 
 }  // namespace
@@ -65,10 +98,10 @@ double Plan::d2h_bytes() const { return 8.0 * double(m) * double(n); }
 std::string Plan::describe(bool load_c) const {
   char s[256];
   std::snprintf(s, sizeof s,
-                "C tiles %lldx%lld (%lld of them), k panels of %lld (%lld), %s per stream; "
+                "C tiles %lldx%lld (%lld of them), k panels of %lld (%lld), %lld products, %s per stream; "
                 "H2D %s, D2H %s per call",
                 (long long)shape.tm, (long long)shape.tn, (long long)tiles(), (long long)shape.tk,
-                (long long)panels, bytes_text(double(stream_device_bytes(shape))).c_str(),
+                (long long)panels, (long long)products(), bytes_text(double(stream_device_bytes(shape))).c_str(),
                 bytes_text(h2d_bytes(load_c)).c_str(), bytes_text(d2h_bytes()).c_str());
   return s;
 }
@@ -95,6 +128,10 @@ int streams_on_busiest_device(const Options& o) {
   return std::max(most, o.streams_per_gpu);
 }
 
+int64_t min_device_mem(int64_t m, int64_t n, int64_t k, int streams_per_device) {
+  return int64_t(std::max(1, streams_per_device)) * stream_device_bytes(smallest_square(m, n, k));
+}
+
 Plan make_plan(int64_t m, int64_t n, int64_t k, const Options& o, size_t cap, int streams_per_device,
                int min_tiles, bool cap_given) {
   const int64_t per_stream = int64_t(cap / size_t(std::max(1, streams_per_device)));
@@ -113,15 +150,31 @@ Plan make_plan(int64_t m, int64_t n, int64_t k, const Options& o, size_t cap, in
   TileShape t;
   if (o.tm > 0) {
     t = clip({o.tm, o.tn > 0 ? o.tn : o.tm, o.tk > 0 ? o.tk : o.tm}, m, n, k);
+    const int64_t products = products_of(t, m, n, k);
+    if (products > kMaxProducts)
+      throw std::invalid_argument("tile: " + dims(t.tm, t.tn, t.tk) + " tiles on " + dims(m, n, k) + " make " +
+                                  std::to_string(products) + " products (tiles x k panels), more than the " +
+                                  std::to_string(kMaxProducts) + " a plan may take; ask for larger tiles");
     if (stream_device_bytes(t) > per_stream) fail(t);
   } else {
-    // Largest square tile that fits, shrinking by a quarter at a time.
+    // Largest square tile that fits, shrinking by a quarter at a time, but
+    // never so small that the plan takes more than kMaxProducts products.
+    const TileShape smallest = smallest_square(m, n, k);
     int64_t T = kMaxTile;
-    t = clip({T, T, depth_for(T)}, m, n, k);
+    t = square(T, m, n, k);
     while (stream_device_bytes(t) > per_stream) {
-      if (T == 1) fail(t);
-      T = T > 128 ? (T * 3 / 4) / 32 * 32 : T / 2;
-      t = clip({T, T, depth_for(T)}, m, n, k);
+      if (T == 1 || (t.tm == smallest.tm && t.tn == smallest.tn && t.tk == smallest.tk)) {
+        const int64_t need = min_device_mem(m, n, k, streams_per_device);
+        const std::string why = "device_mem_limit: " + bytes_text(double(cap)) + " per device is too small for " +
+                                dims(m, n, k) + " with " + std::to_string(streams_per_device) +
+                                " stream(s) per device: the smallest plan within " +
+                                std::to_string(kMaxProducts) + " products (" + dims(smallest.tm, smallest.tn, smallest.tk) +
+                                " tiles) needs at least " + bytes_text(double(need)) + " (" + cap_text(need) + ")";
+        if (cap_given) throw std::invalid_argument(why);
+        throw std::runtime_error(why + " (free memory of the device)");
+      }
+      T = next_tile(T);
+      t = square(T, m, n, k);
     }
     // No fewer tiles than asked: halve the longer side (more bytes, but no idle GPU).
     while (ceil_div(m, t.tm) * ceil_div(n, t.tn) < min_tiles && std::max(t.tm, t.tn) > kMinBalancedTile) {

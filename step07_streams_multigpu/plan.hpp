@@ -48,6 +48,9 @@ struct Plan {
   int64_t tiles_m = 0, tiles_n = 0, panels = 0;
 
   int64_t tiles() const { return tiles_m * tiles_n; }
+  /// Products (cublasDgemm launches) in one call: one per tile and k panel,
+  /// each after two panel copies.
+  int64_t products() const { return tiles() * panels; }
   /// Tiles are numbered down the columns of the tile grid (column-major, like C).
   TileRange tile(int64_t index) const;
   /// k range [p0, p0 + depth) of panel p.
@@ -59,6 +62,16 @@ struct Plan {
   /// One line: tiles, panels, bytes per stream, bytes moved.
   std::string describe(bool load_c) const;
 };
+
+/// The most products (tiles x panels) a plan may take: beyond this the calls'
+/// launch and copy overheads alone run for minutes (a cap of 1K for 1G, or
+/// --tile 7 at 2048, would take tens of millions), so such a plan is refused.
+constexpr int64_t kMaxProducts = 1000000;
+
+/// The smallest device memory (bytes per device, shared by
+/// `streams_per_device` streams) that holds a plan of chosen tiles for an
+/// m x n x k product within kMaxProducts.
+int64_t min_device_mem(int64_t m, int64_t n, int64_t k, int streams_per_device);
 
 /// Throws std::invalid_argument naming the option unless it is usable:
 /// a non-empty list of non-negative GPU ids, streams >= 1, tiles >= 0 (0 =
@@ -79,7 +92,9 @@ int streams_on_busiest_device(const Options& o);
 /// it busy on a large tile (its panels double-buffered), while splitting a
 /// tile for an idle stream sends A or B over PCIe once more (at n = 16384,
 /// 4 n^2 doubles instead of 3). Throws std::invalid_argument when `cap_given` and the cap cannot
-/// hold one tile set, std::runtime_error when a cap read from the device cannot.
+/// hold one tile set of a plan within kMaxProducts (naming the smallest cap that can),
+/// std::runtime_error when a cap read from the device cannot, and std::invalid_argument
+/// when requested tiles make more than kMaxProducts products.
 Plan make_plan(int64_t m, int64_t n, int64_t k, const Options& opts, size_t cap, int streams_per_device,
                int min_tiles, bool cap_given);
 

@@ -51,10 +51,13 @@ void report(const std::string& what, int gpu, double value, const std::string& u
   std::fflush(stdout);
 }
 
-int64_t parse_size(const std::string& s) {
+// "4096", "1.5G", "64K": a whole count of at least 1 (no more than 2^50), or
+// UsageError naming the option.
+int64_t parse_size(const std::string& flag, const std::string& s) {
+  const std::string bad = flag + " expects a size such as 4096, 64K or 2G, got '" + s + "'";
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str()) throw lab::UsageError("not a size: '" + s + "'");
+  if (end == s.c_str()) throw lab::UsageError(bad);
   const std::string unit = end;
   if (unit == "K" || unit == "k")
     v *= 1024;
@@ -63,8 +66,8 @@ int64_t parse_size(const std::string& s) {
   else if (unit == "G" || unit == "g")
     v *= 1024.0 * 1024 * 1024;
   else if (!unit.empty())
-    throw lab::UsageError("not a size: '" + s + "'");
-  if (v < 1) throw lab::UsageError("not a size: '" + s + "'");
+    throw lab::UsageError(bad);
+  if (!(v >= 1 && v <= double(int64_t(1) << 50))) throw lab::UsageError(bad);
   return int64_t(v);
 }
 
@@ -244,16 +247,20 @@ int main(int argc, char** argv) {
       if (a == "--gpus") {
         gpus = lab::parse_gpu_list(a, value());
       } else if (a == "--bytes") {
-        bytes = size_t(parse_size(value()));
+        bytes = size_t(parse_size(a, value()));
       } else if (a == "--dgemm-n") {
-        dgemm_n = parse_size(value());
+        dgemm_n = parse_size(a, value());
       } else if (a == "--sizes") {
         sizes.clear();
-        for (const auto& s : lab::split_list(value())) sizes.push_back(parse_size(s));
+        for (const auto& s : lab::split_list(value())) sizes.push_back(parse_size(a, s));
       } else if (a == "--streams") {
-        streams = int(parse_size(value()));
+        const int64_t v = parse_size(a, value());
+        if (v > 1024) throw lab::UsageError(a + " takes 1 to 1024 streams, got " + std::to_string(v));
+        streams = int(v);
       } else if (a == "--csv") {
         csv = value();
+        if (csv.empty()) throw lab::UsageError("--csv needs a file name");
+        lab::require_writable(csv, "--csv");
       } else if (a == "--help" || a == "-h") {
         std::printf(
             "usage: step07_probe [--gpus 0,1] [--bytes 1G] [--dgemm-n 8192] [--sizes 8192,16384,32768] "
@@ -352,12 +359,13 @@ int main(int argc, char** argv) {
       }
     }
     if (!csv.empty()) {
-      std::FILE* f = std::fopen(csv.c_str(), "w");
-      if (!f) throw std::runtime_error("cannot write '" + csv + "'");
-      std::fprintf(f, "what,gpu,value,unit\n");
-      for (const Row& r : rows)
-        std::fprintf(f, "%s,%d,%.4f,%s\n", r.what.c_str(), r.gpu, r.value, r.unit.c_str());
-      std::fclose(f);
+      std::string text = "what,gpu,value,unit\n";
+      char line[256];
+      for (const Row& r : rows) {
+        std::snprintf(line, sizeof line, "%s,%d,%.4f,%s\n", r.what.c_str(), r.gpu, r.value, r.unit.c_str());
+        text += line;
+      }
+      lab::write_file_whole(csv, text, "--csv");
     }
   } catch (const lab::UsageError& e) {
     std::cerr << "step07_probe: error: " << e.what() << "\n";

@@ -3,12 +3,15 @@
 // --gpus, --streams, --tile, --device-mem-limit and --trace.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "engine.hpp"
 #include "lab/cuda.hpp"
 #include "streams.hpp"
 #include "trace_file.hpp"
@@ -38,17 +41,69 @@ std::vector<int> all_gpus() {
   return ids;
 }
 
-Options options_of(const GemmCall& c, bool every_gpu_by_default) {
+// The options a variant runs with. No --gpus: the first GPU, or with
+// `every_gpu` every visible one (which asks the CUDA runtime).
+Options options_of(const lab::Params& p, bool every_gpu) {
   Options o;
-  const lab::Params& p = *c.params;
   if (!p.gpu_list.empty())
     o.gpus = p.gpu_list;
-  else if (every_gpu_by_default)
+  else if (every_gpu)
     o.gpus = all_gpus();
   if (p.streams > 0) o.streams_per_gpu = p.streams;
   set_tile(o, p.tile);
   o.device_mem_limit = size_t(p.device_mem_limit);
   return o;
+}
+
+enum class Kind { sync, streams, multigpu };
+
+// Streams per device as each variant lays them out (see its dgemm): sync one,
+// streams --streams on the first GPU, multigpu --streams on each device (at
+// least one per entry of a device listed more than once).
+std::map<int, int> streams_per_device(const Options& o, Kind kind) {
+  if (kind != Kind::multigpu) return {{o.gpus.front(), kind == Kind::sync ? 1 : o.streams_per_gpu}};
+  std::map<int, int> entries;
+  for (int g : o.gpus) ++entries[g];
+  for (auto& [dev, e] : entries) e = std::max(e, o.streams_per_gpu);
+  return entries;
+}
+
+// The tile plan a variant will make, before any copy: with --device-mem-limit
+// from the arguments alone (a cap no plan fits is refused before a GPU is
+// looked for); without, from the free memory of the devices where there are
+// some (a --tile that makes too many products is refused either way).
+std::function<std::string(const lab::Params&, int64_t, int64_t, int64_t)> plan_of(Kind kind) {
+  return [kind](const lab::Params& p, int64_t m, int64_t n, int64_t k) -> std::string {
+    Options o = options_of(p, false);
+    lab::step07::check_options(o);
+    if (m == 0 || n == 0 || k == 0) return "";
+    auto per_device = streams_per_device(o, kind);
+    int busiest = 0;
+    for (const auto& [dev, s] : per_device) busiest = std::max(busiest, s);
+    size_t cap = o.device_mem_limit;
+    if (cap > 0 || o.tm > 0)  // refused here on any machine, or the plan checked
+      lab::step07::make_plan(m, n, k, o, cap > 0 ? cap : size_t(1) << 60, busiest, 1, cap > 0);
+    std::string origin = "--device-mem-limit";
+    if (cap == 0) {
+      try {
+        if (kind == Kind::multigpu && p.gpu_list.empty()) {
+          o.gpus = all_gpus();
+          per_device = streams_per_device(o, kind);
+        }
+        cap = lab::step07::detail::usable_device_memory(per_device);
+        origin = "the free device memory";
+      } catch (const std::exception&) {  // no device: the call itself reports that
+        return "tiles chosen from the free device memory when the call starts";
+      }
+    }
+    int total = 0;
+    for (const auto& [dev, s] : per_device) total += s;
+    const int min_tiles = per_device.size() > 1 ? total : 1;
+    const auto plan = lab::step07::make_plan(m, n, k, o, cap, busiest, min_tiles, p.device_mem_limit > 0);
+    return plan.describe(true) + "; " + std::to_string(busiest) + " stream(s) on the busiest device use " +
+           std::to_string((busiest * lab::step07::stream_device_bytes(plan.shape)) >> 20) + " MiB of " +
+           std::to_string(cap >> 20) + " MiB (" + origin + ")";
+  };
 }
 
 // --tile as the banner shows it: the numbers given, or the rule that picks them.
@@ -64,7 +119,7 @@ using Fn = void (*)(double, lab::ConstMatView, lab::ConstMatView, double, lab::M
 
 std::function<void(const GemmCall&)> runner(Fn f, const char* name, bool every_gpu) {
   return [f, name, every_gpu](const GemmCall& c) {
-    Options o = options_of(c, every_gpu);
+    Options o = options_of(*c.params, every_gpu);
     std::vector<lab::step07::TraceEvent> trace;
     if (!c.params->trace.empty()) o.trace = &trace;
     f(c.alpha, c.A, c.B, c.beta, c.C, o);
@@ -76,13 +131,8 @@ std::function<void(const GemmCall&)> runner(Fn f, const char* name, bool every_g
 // streams and device memory a variant runs with.
 std::function<std::string(const lab::Params&)> describe(bool every_gpu, bool one_stream) {
   return [every_gpu, one_stream](const lab::Params& p) {
-    Options o;
-    if (!p.gpu_list.empty())
-      o.gpus = p.gpu_list;
-    else if (every_gpu)
-      o.gpus = all_gpus();
+    Options o = options_of(p, every_gpu);
     if (!every_gpu) o.gpus.resize(1);
-    if (p.streams > 0) o.streams_per_gpu = p.streams;
     if (one_stream) o.streams_per_gpu = 1;
     std::string gpus;
     for (int g : o.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
@@ -98,15 +148,15 @@ std::function<std::string(const lab::Params&)> describe(bool every_gpu, bool one
 LAB_REGISTER_VARIANT(
     {"step07", "sync", LAB_IMPL_NAME, lab::Backend::gpu_host, runner(&lab::step07::dgemm_sync, "sync", false),
      "the lecture's loop: one stream, tiles staged through pinned buffers, every copy waited for",
-     describe(false, true), nullptr, kTiles});
+     describe(false, true), nullptr, kTiles, plan_of(Kind::sync)});
 LAB_REGISTER_VARIANT(
     {"step07", "streams", LAB_IMPL_NAME, lab::Backend::gpu_host,
      runner(&lab::step07::dgemm_streams, "streams", false),
      "one GPU, --streams S (default 2): double-buffered panels, events, C tile kept across k",
-     describe(false, false), nullptr, kTiles});
+     describe(false, false), nullptr, kTiles, plan_of(Kind::streams)});
 LAB_REGISTER_VARIANT({"step07", "multigpu", LAB_IMPL_NAME, lab::Backend::gpu_host,
                       runner(&lab::step07::dgemm_multigpu, "multigpu", true),
                       "every GPU of --gpus (default all; 0,0 = one GPU twice), tiles from one shared queue",
-                      describe(true, false), nullptr, kTiles});
+                      describe(true, false), nullptr, kTiles, plan_of(Kind::multigpu)});
 
 }  // namespace

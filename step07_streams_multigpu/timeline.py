@@ -20,9 +20,12 @@ and the share of the wall time in which a product ran while a copy did too:
 for pageable matrices the share in which some host thread was staging.
 """
 import argparse
-import csv
+import pathlib
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "common" / "tools"))
+import labio  # noqa: E402  (files in and out: one line and exit 2 on a bad one)
 
 KINDS = ("H2D", "compute", "D2H")  # on the GPU
 HOST_KINDS = ("host", "wait")  # a stream's host thread, pageable matrices only
@@ -62,16 +65,16 @@ def intersect(xs, ys):
 
 def read(path):
     runs = defaultdict(list)  # (variant, impl) -> rows
-    with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            try:
-                row = dict(gpu=int(r["gpu"]), device=int(r["device"]), stream=int(r["stream"]), kind=r["kind"],
-                           start=float(r["start_s"]), end=float(r["end_s"]), bytes=int(r["bytes"]))
-            except (KeyError, ValueError) as e:
-                sys.exit(f"timeline: {path}: not a step07 trace ({e})")
-            if row["kind"] not in KINDS + HOST_KINDS:
-                sys.exit(f"timeline: {path}: unknown kind '{row['kind']}'")
-            runs[(r["variant"], r["impl"])].append(row)
+    need = ["variant", "impl", "gpu", "device", "stream", "kind", "start_s", "end_s", "bytes"]
+    for r in labio.read_csv("timeline", path, need):
+        row = dict(gpu=labio.number("timeline", path, r, "gpu", int),
+                   device=labio.number("timeline", path, r, "device", int),
+                   stream=labio.number("timeline", path, r, "stream", int), kind=r["kind"],
+                   start=labio.number("timeline", path, r, "start_s"), end=labio.number("timeline", path, r, "end_s"),
+                   bytes=labio.number("timeline", path, r, "bytes", int))
+        if row["kind"] not in KINDS + HOST_KINDS:
+            labio.fail("timeline", f"{path}:{r['_line']}: unknown kind '{row['kind']}'")
+        runs[(r["variant"], r["impl"])].append(row)
     return runs
 
 
@@ -136,7 +139,7 @@ def draw(runs, png):
     fig.legend(handles=[Patch(color=COLOURS[k], label=labels.get(k, k)) for k in shown], loc="upper right",
                ncol=len(shown), fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
-    fig.savefig(png, dpi=110)
+    labio.save_figure("timeline", "--png", fig, png, dpi=110)
 
 
 def main():
@@ -146,21 +149,22 @@ def main():
     ap.add_argument("--variant", help="only these variants (comma-separated)")
     ap.add_argument("--impl", help="only this implementation (student, solution)")
     a = ap.parse_args()
-    try:
-        runs = read(a.csv)
-    except OSError as e:
-        sys.exit(f"timeline: cannot read {a.csv}: {e.strerror}")
-    if a.variant:
-        keep = set(a.variant.split(","))
+    png = a.png if a.png is not None else (a.csv[:-4] if a.csv.endswith(".csv") else a.csv) + ".png"
+    labio.check_output("timeline", "--png", png)
+    runs = read(a.csv)
+    there = ", ".join(sorted({f"{k[0]} ({k[1]})" for k in runs}))
+    if a.variant is not None:
+        keep = set(v for v in a.variant.split(",") if v)
         runs = {k: v for k, v in runs.items() if k[0] in keep}
-    if a.impl:
+        if not runs:
+            labio.fail("timeline", f"--variant {a.variant}: {a.csv} has no rows of it (it has {there})")
+    if a.impl is not None:
         runs = {k: v for k, v in runs.items() if k[1] == a.impl}
-    if not runs:
-        sys.exit(f"timeline: {a.csv}: no rows (for these variants)")
+        if not runs:
+            labio.fail("timeline", f"--impl {a.impl}: {a.csv} has no rows of it (it has {there})")
     table, _ = overlap_table(runs)
     print("busy time of each engine and overlap of products with copies, over the wall time:")
     print(table)
-    png = a.png or (a.csv[:-4] if a.csv.endswith(".csv") else a.csv) + ".png"
     try:
         draw(runs, png)
     except ImportError:

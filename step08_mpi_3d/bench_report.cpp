@@ -99,21 +99,15 @@ void print_run(const RunResult& r, const lab::BenchOptions& o, int p, int thread
 
 void append_breakdown_csv(const std::string& path, const RunResult& r, const lab::BenchOptions& o, int threads,
                           bool data_on_root, const Placement& pl) {
-  bool fresh = true;
-  {
-    std::ifstream probe(path);
-    fresh = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
-  }
+  std::ostringstream header;
+  header << "step,variant,impl,m,n,k,threads,median_s,gflops,p,layout,px,py,pz,local,data,rank,x,y,z,cores,"
+            "ranks_on_node,oversubscribed,wall_s";
+  for (int ph = 0; ph < kPhases; ++ph) header << ',' << lab::step08::phase_name(ph) << "_s";
+  for (int ph = 0; ph < kPhases; ++ph) header << ',' << lab::step08::phase_name(ph) << "_own_s";
+  for (int ph = 0; ph < kPhases; ++ph)
+    header << ',' << lab::step08::phase_name(ph) << "_sent_B," << lab::step08::phase_name(ph) << "_recv_B";
+  header << ",words_moved,words_formula,words_best_2d,words_cube,words_lower_bound,local_alone_s,check\n";
   std::ostringstream out;
-  if (fresh) {
-    out << "step,variant,impl,m,n,k,threads,median_s,gflops,p,layout,px,py,pz,local,data,rank,x,y,z,cores,"
-           "ranks_on_node,oversubscribed,wall_s";
-    for (int ph = 0; ph < kPhases; ++ph) out << ',' << lab::step08::phase_name(ph) << "_s";
-    for (int ph = 0; ph < kPhases; ++ph) out << ',' << lab::step08::phase_name(ph) << "_own_s";
-    for (int ph = 0; ph < kPhases; ++ph)
-      out << ',' << lab::step08::phase_name(ph) << "_sent_B," << lab::step08::phase_name(ph) << "_recv_B";
-    out << ",words_moved,words_formula,words_best_2d,words_cube,words_lower_bound,local_alone_s,check\n";
-  }
   const int p = static_cast<int>(r.ranks.size());
   const Grid& g = r.grid;
   const double m = double(o.m), n = double(o.n), k = double(o.k), wall = lab::summarize(r.samples).median_s;
@@ -139,9 +133,7 @@ void append_breakdown_csv(const std::string& path, const RunResult& r, const lab
         << f(lab::step08::cube_formula(p, m, n, k)) << ',' << f(lab::step08::lower_bound_words(p, m, n, k)) << ','
         << f(r.local_alone_s) << ',' << (r.check.ok ? "pass" : "fail") << '\n';
   }
-  std::ofstream file(path, std::ios::app);
-  if (!file) throw std::runtime_error("cannot write the breakdown file '" + path + "'");
-  file << out.str();
+  lab::append_file_whole(path, header.str(), out.str(), "breakdown");
 }
 
 }  // namespace lab::step08

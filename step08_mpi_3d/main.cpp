@@ -292,8 +292,9 @@ int run(int argc, char** argv) {
     if (!root) return;
     // Bad paths fail before the run, on every rank alike (as a usage error).
     try {
-      for (const auto& path : {o.csv, o.json, s.breakdown_csv})
-        if (!path.empty()) lab::require_writable(path);
+      if (!o.csv.empty()) lab::require_writable(o.csv, "--csv");
+      if (!o.json.empty()) lab::require_writable(o.json, "--json");
+      if (!s.breakdown_csv.empty()) lab::require_writable(s.breakdown_csv, "--breakdown");
       if (s.data_on_root) lab::require_memory_for(o.m, o.n, o.k);
     } catch (const UsageError& e) {
       throw std::invalid_argument(e.what());

@@ -23,22 +23,36 @@ measured twice keeps its last measurement. Needs matplotlib (use
 """
 import argparse
 import csv
+import io
 import pathlib
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "common" / "tools"))
+import labio  # noqa: E402  (files in and out: one line and exit 2 on a bad one)
+
 COLORS = {"product": "#fc8d62", "overhead": "#8da0cb", "baseline": "#66c2a5"}
+
+
+NEED = ["step", "variant", "impl", "m", "n", "k", "threads", "gflops", "p", "layout", "local", "data", "rank",
+        "wall_s", "product_own_s", "words_moved", "words_formula", "words_best_2d", "words_lower_bound",
+        "local_alone_s", "oversubscribed", "check"]
+WHOLE = ("m", "n", "k", "threads", "p", "rank", "words_moved")
 
 
 def read_runs(path):
     """Runs in first-seen order; each run is the list of its ranks' rows."""
     runs = {}
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            key = (row["impl"], row["local"], row["data"], int(row["m"]), int(row["n"]), int(row["k"]),
-                   int(row["threads"]), int(row["p"]), row["layout"])
-            if int(row["rank"]) == 0:
-                runs.pop(key, None)  # a new measurement of this run replaces the old one
-            runs.setdefault(key, []).append(row)
+    for row in labio.read_csv("plot_breakdown.py", path, NEED):
+        for c in WHOLE:
+            row[c] = labio.number("plot_breakdown.py", path, row, c, int)
+        for c in ("wall_s", "gflops", "product_own_s", "words_formula", "words_best_2d", "words_lower_bound",
+                  "local_alone_s"):
+            row[c] = labio.number("plot_breakdown.py", path, row, c, blank="")
+        key = (row["impl"], row["local"], row["data"], row["m"], row["n"], row["k"], row["threads"], row["p"],
+               row["layout"])
+        if row["rank"] == 0:
+            runs.pop(key, None)  # a new measurement of this run replaces the old one
+        runs.setdefault(key, []).append(row)
     return [(key, rows) for key, rows in runs.items() if len(rows) == key[7]]
 
 
@@ -83,17 +97,18 @@ def write_scaling(path, runs):
             "product_min_s", "product_median_s", "product_max_s", "overhead", "local_alone_s", "speedup",
             "efficiency", "words_moved", "words_formula", "words_best_2d", "words_lower_bound", "oversubscribed",
             "check"]
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(cols)
-        for s in runs:
-            w.writerow([s["step"], s["variant"], s["impl"], s["m"], s["n"], s["k"],
-                        s["threads"], f"{s['wall']:.6g}", f"{s['gflops']:.6g}", s["p"], s["layout"], s["local"],
-                        s["data"], fmt(s["product_min"], ".6g"), fmt(s["product_median"], ".6g"),
-                        fmt(s["product_max"], ".6g"), fmt(s["overhead"], ".4g"), fmt(s["local_alone"] or None, ".6g"),
-                        fmt(s["speedup"], ".4g"), fmt(s["efficiency"], ".4g"), s["words_moved"],
-                        fmt(s["words_formula"], ".6g"), f"{s['words_best_2d']:.6g}", f"{s['words_lower_bound']:.6g}",
-                        int(s["oversubscribed"]), s["check"]])
+    f = io.StringIO()
+    w = csv.writer(f)
+    w.writerow(cols)
+    for s in runs:
+        w.writerow([s["step"], s["variant"], s["impl"], s["m"], s["n"], s["k"],
+                    s["threads"], f"{s['wall']:.6g}", f"{s['gflops']:.6g}", s["p"], s["layout"], s["local"],
+                    s["data"], fmt(s["product_min"], ".6g"), fmt(s["product_median"], ".6g"),
+                    fmt(s["product_max"], ".6g"), fmt(s["overhead"], ".4g"), fmt(s["local_alone"] or None, ".6g"),
+                    fmt(s["speedup"], ".4g"), fmt(s["efficiency"], ".4g"), s["words_moved"],
+                    fmt(s["words_formula"], ".6g"), f"{s['words_best_2d']:.6g}", f"{s['words_lower_bound']:.6g}",
+                    int(s["oversubscribed"]), s["check"]])
+    labio.write_text(path, f.getvalue())
 
 
 def print_table(runs):
@@ -196,7 +211,7 @@ def plot(runs, png, title=None):
     bottom.set_xticks(x)
     bottom.set_xticklabels(labels, fontsize=7)
     fig.tight_layout()
-    fig.savefig(png, dpi=120)
+    labio.save_figure("plot_breakdown.py", "--png", fig, png, dpi=120)
     print(f"wrote {png}")
 
 
@@ -207,24 +222,23 @@ def main():
     ap.add_argument("--scaling", help="also write one row per run with speed-up and efficiency to this CSV")
     ap.add_argument("--title", help="the figure's first title line (step09's semiring product draws with this script)")
     args = ap.parse_args()
+    png = args.png if args.png is not None else str(pathlib.Path(args.csv).with_suffix(".png"))
+    labio.check_output("plot_breakdown.py", "--png", png)
+    labio.check_output("plot_breakdown.py", "--scaling", args.scaling)
     if not pathlib.Path(args.csv).exists():
-        print(f"plot_breakdown.py: no {args.csv}; make it with step08_mpi_3d --breakdown {args.csv}",
-              file=sys.stderr)
-        return 2
+        labio.fail("plot_breakdown.py", f"no {args.csv}; make it with step08_mpi_3d --breakdown {args.csv}")
     try:
         runs = summarize(read_runs(args.csv))
-    except (KeyError, ValueError) as e:
-        print(f"plot_breakdown.py: {args.csv} is not a step08 breakdown file of this version ({e})", file=sys.stderr)
-        return 2
+    except (KeyError, ValueError, TypeError, ZeroDivisionError) as e:
+        labio.fail("plot_breakdown.py", f"{args.csv} is not a step08 breakdown file of this version ({e!r})")
     if not runs:
-        print(f"plot_breakdown.py: {args.csv} has no complete run", file=sys.stderr)
-        return 2
+        labio.fail("plot_breakdown.py", f"{args.csv} has no complete run (p rows of ranks 0..p-1)")
     print_table(runs)
     if args.scaling:
         write_scaling(args.scaling, runs)
         print(f"wrote {args.scaling}")
     try:
-        plot(runs, args.png or str(pathlib.Path(args.csv).with_suffix(".png")), args.title)
+        plot(runs, png, args.title)
     except ImportError:
         print("plot_breakdown.py: matplotlib is missing; try /usr/bin/python3, "
               "or apt-get install python3-matplotlib", file=sys.stderr)

@@ -2,12 +2,16 @@
 // every variant once, then time it; print a table and write CSV/JSON.
 #include "lab/bench.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "lab/check.hpp"
 #include "lab/machine.hpp"
@@ -121,9 +125,17 @@ void require_memory_for(int64_t m, int64_t n, int64_t k) {
                      gib(need) + " of memory, only " + gib(double(avail)) + " is available");
 }
 
-void require_writable(const std::string& path) {
-  std::ofstream probe(path, std::ios::app);
-  if (!probe) throw UsageError("cannot write '" + path + "'");
+void require_writable(const std::string& path, const std::string& flag) {
+  namespace fs = std::filesystem;
+  const std::string who = (flag.empty() ? "" : flag + ": ") + "cannot write '" + path + "'";
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw UsageError(who + ": is a folder");
+  // (the file is written under a temporary name in its folder, then renamed)
+  const fs::path parent = fs::path(path).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
+  if (!fs::is_directory(dir, ec)) throw UsageError(who + ": there is no folder '" + dir + "'");
+  if (access(dir.c_str(), W_OK) != 0) throw UsageError(who + ": the folder is not writable");
+  if (fs::exists(path, ec) && access(path.c_str(), W_OK) != 0) throw UsageError(who + ": the file is not writable");
 }
 
 void set_gpu_hooks(GpuHooks hooks) { hooks_slot() = std::make_unique<GpuHooks>(std::move(hooks)); }
@@ -176,10 +188,20 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     }
   }
 
+  // What each variant will do, from the arguments alone: a request no device
+  // could run (step07's memory cap below its smallest plan) is refused here,
+  // before a GPU is looked for, on any machine.
+  std::vector<std::string> plans(chosen.size());
   try {
     require_memory_for(o.m, o.n, o.k);
-    for (const auto& path : {o.csv, o.json})
-      if (!path.empty()) require_writable(path);
+    if (!o.csv.empty()) require_writable(o.csv, "--csv");
+    if (!o.json.empty()) require_writable(o.json, "--json");
+    if (!o.params.trace.empty()) require_writable(o.params.trace, "--trace");
+    for (size_t i = 0; i < chosen.size(); ++i)
+      if (chosen[i]->plan) plans[i] = chosen[i]->plan(o.params, o.m, o.n, o.k);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << prog << ": error: " << e.what() << "\n";
+    return kExitUsage;
   } catch (const UsageError& e) {
     std::cerr << prog << ": error: " << e.what() << "\n";
     return kExitUsage;
@@ -245,6 +267,8 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     }
     if (!no_tiles.empty())
       std::printf("# no tiles%s: %s\n", params.tile.empty() ? "" : " (--tile does not apply)", no_tiles.c_str());
+    for (size_t i = 0; i < chosen.size(); ++i)
+      if (!plans[i].empty()) std::printf("# %s: plan: %s\n", chosen[i]->name.c_str(), plans[i].c_str());
     for (const Variant* v : chosen) {
       if (!v->describe) continue;
       try {
@@ -324,6 +348,13 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
         r.check = "todo";
         r.note = e.what();
         if (status == kExitOk) status = kExitTodo;
+      } catch (const std::invalid_argument& e) {
+        // The variant refused an option (step07's `--gpus 9` on a one-GPU
+        // host): a usage error like the ones the parser finds.
+        r.check = "error";
+        r.note = e.what();
+        std::fprintf(stderr, "%s %s (%s): error: %s\n", info.step, v->name.c_str(), v->impl.c_str(), e.what());
+        if (status != kExitCheckFailed) status = kExitUsage;
       } catch (const std::exception& e) {
         r.check = "error";
         r.note = e.what();

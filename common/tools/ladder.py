@@ -11,23 +11,25 @@ where the CSV has it) and the percentage of the vendor BLAS
 same size and thread count.
 """
 import argparse
-import csv
+import pathlib
 import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import labio  # noqa: E402  (files in and out: one line and exit 2 on a bad one)
 
 VENDORS = ("openblas", "cublas")
 BASELINE = "naive_ijk"  # the ladder's "vs step01" column divides by this variant's rate
 
 
+NEED = ["step", "variant", "impl", "m", "n", "k", "threads", "median_s", "gflops", "check"]
+
+
 def load(path):
-    with open(path, newline="") as f:
-        rows = [r for r in csv.DictReader(f)]
-    need = ["step", "variant", "impl", "m", "n", "k", "threads", "median_s", "gflops"]
-    if rows and any(c not in rows[0] for c in need):
-        sys.exit(f"ladder: {path} lacks the columns {need}")
+    rows = labio.read_csv("ladder", path, NEED)
     for r in rows:
-        r["gflops"] = float(r["gflops"] or 0)
+        r["gflops"] = labio.number("ladder", path, r, "gflops", blank=0.0)
         for c in ("m", "n", "k", "threads"):
-            r[c] = int(r[c])
+            r[c] = labio.number("ladder", path, r, c, int)
     return rows
 
 
@@ -53,12 +55,8 @@ def main():
     ap.add_argument("csv")
     ap.add_argument("--png")
     args = ap.parse_args()
-    try:
-        rows = load(args.csv)
-    except OSError as e:
-        sys.exit(f"ladder: cannot read {args.csv}: {e.strerror}")
-    if not rows:
-        sys.exit(f"ladder: {args.csv} has no rows")
+    labio.check_output("ladder", "--png", args.png)
+    rows = load(args.csv)
     step01 = [r for r in rows if r["step"] == "step01" and r["check"] == "pass" and r["variant"] not in VENDORS]
     base = next((r["gflops"] for r in step01 if r["variant"] == BASELINE), None) or \
         next((r["gflops"] for r in step01), None)
@@ -102,7 +100,7 @@ def main():
                        Patch(color="#7f7f7f", label="vendor BLAS")], loc="upper left", fontsize=8)
     ax.grid(axis="y", which="both", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(args.png, dpi=120)
+    labio.save_figure("ladder", "--png", fig, args.png, dpi=120)
     print(f"ladder: wrote {args.png}")
     return 0
 

@@ -70,10 +70,49 @@ TEST(Step07Plan, ChosenTilesFitTheCapOfEachStream) {
   Options o;
   for (size_t cap : {size_t(40) << 10, size_t(3) << 20, size_t(1) << 30, size_t(60) * GiB})
     for (int streams : {1, 2, 3, 8}) {
+      // (a cap below the smallest plan within kMaxProducts is refused, naming that plan's need)
+      if (int64_t(cap) < lab::step07::min_device_mem(32768, 32768, 32768, streams)) {
+        EXPECT_THROW(make_plan(32768, 32768, 32768, o, cap, streams, 1, true), std::invalid_argument);
+        continue;
+      }
       const Plan p = make_plan(32768, 32768, 32768, o, cap, streams, 1, true);
       EXPECT_LE(stream_device_bytes(p.shape) * streams, int64_t(cap))
           << "cap " << cap << ", streams " << streams;
+      EXPECT_LE(p.products(), lab::step07::kMaxProducts);
     }
+}
+
+TEST(Step07Plan, CapBelowTheSmallestPlanNamesTheMinimum) {
+  // 1K for 1G: at 256 a 1 KiB cap for 2 streams fits 2x2 tiles, 2.1 million products.
+  Options o;
+  for (int64_t n : {256, 8192})
+    for (int streams : {1, 2}) {
+      const int64_t need = lab::step07::min_device_mem(n, n, n, streams);
+      try {
+        make_plan(n, n, n, o, 512, streams, 1, true);
+        FAIL() << "a 512-byte cap was accepted at " << n;
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("device_mem_limit"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("needs at least"), std::string::npos) << e.what();
+      }
+      // The minimum named is enough, and its plan stays within the bound.
+      const Plan p = make_plan(n, n, n, o, size_t(need), streams, 1, true);
+      EXPECT_LE(p.products(), lab::step07::kMaxProducts);
+      EXPECT_LE(stream_device_bytes(p.shape) * streams, need);
+      EXPECT_THROW(make_plan(n, n, n, o, size_t(need - 1), streams, 1, true), std::invalid_argument);
+    }
+}
+
+TEST(Step07Plan, RequestedTilesWithTooManyProductsAreRefused) {
+  Options o;
+  o.tm = o.tn = o.tk = 7;  // 293^3 = 25 million products at 2048
+  try {
+    make_plan(2048, 2048, 2048, o, GiB, 2, 1, true);
+    FAIL() << "7x7x7 tiles at 2048 were accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("tile"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(make_plan(64, 64, 64, o, GiB, 2, 1, true).products(), 10 * 10 * 10);
 }
 
 TEST(Step07Plan, LargeCapGivesLargeTilesAndFewBytes) {

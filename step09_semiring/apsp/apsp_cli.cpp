@@ -327,13 +327,23 @@ Record csv_record(const Run& run, const Options& o, const Graph& g, const std::s
   return r;
 }
 
+// "--graph FILE: ..." where a message about the file names it only by its path.
+template <class Error, class F>
+auto naming(const std::string& flag, F read) {
+  try {
+    return read();
+  } catch (const Error& e) {
+    throw Error(flag + " " + e.what());
+  }
+}
+
 Graph load_graph(const Options& o) {
   ReadOptions ro;
   ro.format = o.format.value_or(format_for(o.graph));
   ro.zero_based = o.zero_based;
   ro.vertices = o.vertices;
   ro.allow_negative = o.allow_negative;
-  return read_graph(o.graph, ro);
+  return naming<GraphError>("--graph", [&] { return read_graph(o.graph, ro); });
 }
 
 // The output file exists (as a temporary) from the start, so an unwritable
@@ -362,7 +372,7 @@ std::string gpu_missing(const MinPlusGemms& gemms) {
 }
 
 DistanceFile load_expected(const Options& o, const Graph& g) {
-  DistanceFile want = read_distances(o.expect);
+  DistanceFile want = naming<DistanceFileError>("--expect", [&] { return read_distances(o.expect); });
   if (want.D.rows() != g.n || want.base != g.base)
     throw UsageError("--expect " + o.expect + " holds " + std::to_string(want.D.rows()) + " vertices from " +
                      std::to_string(want.base) + "; the graph has " + std::to_string(g.n) + " from " +
@@ -406,7 +416,7 @@ int run_single(const Options& o, const MinPlusGemms& gemms) {
       return kExitSkipped;
     }
   }
-  if (!o.csv.empty()) require_writable(o.csv);
+  if (!o.csv.empty()) require_writable(o.csv, "--csv");
   std::unique_ptr<OutputFile> out = open_output(o.out);
   double t0 = now();
   const Graph g = load_graph(o);
@@ -495,7 +505,7 @@ int run_bench(const Options& o, const MinPlusGemms& gemms) {
       return kExitSkipped;
     }
   }
-  if (!o.csv.empty()) require_writable(o.csv);
+  if (!o.csv.empty()) require_writable(o.csv, "--csv");
   std::unique_ptr<OutputFile> out = open_output(o.out);
   const double t0 = now();
   const Graph g = load_graph(o);

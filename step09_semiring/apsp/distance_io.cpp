@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <vector>
 
@@ -37,6 +38,8 @@ void put(std::FILE* f, const void* p, size_t bytes) {
 }  // namespace
 
 OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path_, ec)) throw std::runtime_error("cannot write '" + path_ + "': is a folder");
   std::string templ = path_ + ".XXXXXX";
   const int fd = mkstemp(templ.data());
   if (fd < 0) throw std::runtime_error("cannot write '" + path_ + "': " + std::strerror(errno));
@@ -111,6 +114,8 @@ void write_distances(OutputFile& out, ConstMatView D, int base, DistanceFormat f
 }
 
 DistanceFile read_distances(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw DistanceFileError(path + ": is a folder, not a distance file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DistanceFileError(path + ": cannot open the distance file");
   char magic[sizeof kMagic] = {};

@@ -146,8 +146,21 @@ GraphFormat format_for(const std::string& path) {
 
 const char* format_name(GraphFormat f) { return f == GraphFormat::dimacs ? "dimacs" : "edges"; }
 
+double max_safe_weight(int64_t n) {
+  return n > 1 ? std::numeric_limits<double>::max() / (2.0 * double(n - 1)) : std::numeric_limits<double>::max();
+}
+
 Graph parse_graph(std::istream& in, const std::string& name, const ReadOptions& opts) {
-  return opts.format == GraphFormat::dimacs ? parse_dimacs(in, name, opts) : parse_edges(in, name, opts);
+  Graph g = opts.format == GraphFormat::dimacs ? parse_dimacs(in, name, opts) : parse_edges(in, name, opts);
+  // A shortest path has at most n - 1 arcs, and the algorithms add two such
+  // paths: past this bound a path that exists could sum to +inf ("no path")
+  // or, with negative weights, to -inf (a negative cycle that is not there).
+  if (g.max_abs_weight > max_safe_weight(g.n))
+    throw GraphError(name + ": a weight of magnitude " + format_number(g.max_abs_weight) +
+                     " can overflow a double on a path of up to " + std::to_string(g.n - 1) + " arcs; with " +
+                     std::to_string(g.n) + " vertices every |weight| must be at most " +
+                     format_number(max_safe_weight(g.n)) + " (the largest double / (2 (n - 1)))");
+  return g;
 }
 
 Graph read_graph(const std::string& path, const ReadOptions& opts) {

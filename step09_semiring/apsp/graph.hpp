@@ -10,7 +10,7 @@
 //       U V W           an arc U -> V of weight W; vertices from 1, or from 0
 //                       with --zero-based; N is the largest vertex (or --vertices)
 // Weights are decimal numbers (integers in DIMACS files, but any finite double
-// is read). Negative weights are an error unless allowed. Parallel arcs keep the
+// is read, up to max_safe_weight(N) in magnitude). Negative weights are an error unless allowed. Parallel arcs keep the
 // lightest; a self-loop of negative weight is a negative cycle, one of weight
 // >= 0 changes nothing (the empty path is shorter).
 //
@@ -58,6 +58,11 @@ struct Graph {
 struct GraphError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+/// The largest |weight| a graph of n vertices may have: every sum the
+/// algorithms form (two paths of up to n - 1 arcs) stays a finite double.
+/// A graph with a heavier arc is refused (GraphError naming this bound).
+double max_safe_weight(int64_t n);
 
 Graph read_graph(const std::string& path, const ReadOptions& opts);
 /// The same from a stream; `name` stands for the file in messages.

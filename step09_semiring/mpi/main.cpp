@@ -232,8 +232,9 @@ int run(int argc, char** argv) {
   lab::step08::all_or_none(MPI_COMM_WORLD, [&] {
     if (!root) return;
     try {
-      for (const auto& path : {o.csv, o.json, s.breakdown_csv})
-        if (!path.empty()) lab::require_writable(path);
+      if (!o.csv.empty()) lab::require_writable(o.csv, "--csv");
+      if (!o.json.empty()) lab::require_writable(o.json, "--json");
+      if (!s.breakdown_csv.empty()) lab::require_writable(s.breakdown_csv, "--breakdown");
     } catch (const UsageError& e) {
       throw std::invalid_argument(e.what());
     }

@@ -58,9 +58,10 @@ std::string bench_usage(const StepInfo& info);
 /// Throws UsageError, with the sizes and the memory available, when A, B and
 /// three m x n matrices (C0, the result, a check's copy) would not fit in memory.
 void require_memory_for(int64_t m, int64_t n, int64_t k);
-/// Throws UsageError when a results file cannot be opened for appending, so a
-/// long run never ends in an unwritable path.
-void require_writable(const std::string& path);
+/// Throws UsageError (naming `flag`, e.g. "--csv", where given) when a results
+/// file could not be written: a folder, a missing or unwritable folder, an
+/// unwritable file; so a long run never ends in an unwritable path. Creates nothing.
+void require_writable(const std::string& path, const std::string& flag = "");
 
 /// One row of results, as written to CSV/JSON. The first nine CSV columns are
 /// fixed by the lab: step,variant,impl,m,n,k,threads,median_s,gflops.
@@ -75,8 +76,16 @@ struct Record {
   std::string device;      ///< "cpu:<simd>" or the GPU's name
   std::string note;        ///< e.g. the TODO message or the tile sizes
 };
+/// Results files are written whole or not at all (a temporary name in the same
+/// folder, renamed at the end); append_csv rewrites the file with the rows added.
 void append_csv(const std::string& path, const std::vector<Record>& rows);
 void write_json(const std::string& path, const std::vector<Record>& rows);
+/// Writes `text` to `path` whole or not at all (std::runtime_error naming the
+/// `what` file and the reason).
+void write_file_whole(const std::string& path, const std::string& text, const std::string& what);
+/// Appends `rows` to `path` the same way, after `header` where the file is new or empty.
+void append_file_whole(const std::string& path, const std::string& header, const std::string& rows,
+                       const std::string& what);
 
 /// What a GPU build adds (set by the CUDA part of the harness at start-up).
 struct GpuHooks {

@@ -87,6 +87,11 @@ struct Variant {
                             ConstMatView C, bool full)>
       check = nullptr;
   TileSpec tiles = {};  ///< what --tile means to it (nothing by default)
+  /// Optional: the work it will do on an m x n x k product with these params,
+  /// worked out from the params alone before any device is looked for (one
+  /// line for the banner, e.g. step07's tiles and launches); throws
+  /// std::invalid_argument naming the option for a request it refuses.
+  std::function<std::string(const Params&, int64_t m, int64_t n, int64_t k)> plan = nullptr;
 };
 
 /// "mc 64, nc 256, kc 128": tile names with their values.

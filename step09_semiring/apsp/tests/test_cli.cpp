@@ -202,6 +202,8 @@ TEST(Cli, BadUsageIsOneLineAndExitTwo) {
   std::ofstream(dir / "g.gr") << "p sp 3 1\na 1 2 1\n";
   std::ofstream(dir / "bad.gr") << "p sp 3 2\na 1 2 1\na 1 4 1\n";
   std::ofstream(dir / "huge.gr") << "p sp 2000000000 1\na 1 2 1\n";  // 32 EB of distances
+  std::ofstream(dir / "overflow.gr") << "p sp 3 2\na 1 2 1e308\na 2 3 1e308\n";
+  std::ofstream(dir / "underflow.gr") << "p sp 3 2\na 1 2 -1e308\na 2 3 -1e308\n";
   const std::string g = dir / "g.gr";
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{}, "--graph FILE is required"},
@@ -228,6 +230,13 @@ TEST(Cli, BadUsageIsOneLineAndExitTwo) {
       {{"--graph", dir / "bad.gr"}, "bad.gr:3: vertex 4 is out of range 1..3"},
       {{"--graph", g, "--expect", dir / "missing.txt"}, "missing.txt: cannot open"},
       {{"--check=yes", "--graph", g}, "--check takes no value"},
+      // a path exists, but its length overflows a double: refused, never "no path"
+      {{"--graph", dir / "overflow.gr"}, "can overflow a double on a path of up to 2 arcs"},
+      {{"--graph", dir / "underflow.gr", "--allow-negative"}, "every |weight| must be at most"},
+      // output and expected files that are folders: refused before any work
+      {{"--graph", g, "--out", dir.path().string()}, "is a folder"},
+      {{"--graph", g, "--expect", dir.path().string()}, "is a folder, not a distance file"},
+      {{"--graph", g, "--csv", dir.path().string()}, "--csv: cannot write"},
   };
   for (const auto& [args, words] : cases) {
     const Outcome o = apsp(args);
