@@ -37,6 +37,14 @@ MicroKernel microkernel_avx512();
 /// The kernel of `isa` (the caller has checked isa_supported).
 MicroKernel microkernel(Isa isa);
 
+/// The short path for a small product (small.cpp): computes C <- alpha * A * B +
+/// beta * C straight from A and B, with the SIMD of `isa`, and returns true; or
+/// returns false, doing nothing, when the product is too big for it (over
+/// 160^3, or big enough for threads_for to give it more than one thread) or
+/// `isa` has no such path (generic). The caller has checked the arguments and taken
+/// the quick returns (alpha == 0, k == 0, empty C).
+bool small_product(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa);
+
 /// How many of `available` threads an m x n x k product gets: one for a small
 /// product (a team costs more than it saves), one more per 2 MFLOP of work.
 int threads_for(int64_t m, int64_t n, int64_t k, int available);

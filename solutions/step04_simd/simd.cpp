@@ -176,12 +176,22 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
     // their own, of one thread: an `omp for` there would otherwise share its
     // iterations out among the caller's team.)
 #pragma omp parallel num_threads(plan.threads)
-    five_loops(plan, alpha, A, B, beta, C, buffers.b, buffers.a_block(omp_get_thread_num()), error);
+    error.run([&] {  // (what five_loops throws outside its own error.run: a LAB_TODO)
+      five_loops(plan, alpha, A, B, beta, C, buffers.b, buffers.a_block(omp_get_thread_num()), error);
+    });
   }
   error.rethrow();
 }
 
-void lab::step04::dgemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C) {
-  const Isa isa = best_isa();
+void lab::step04::dgemm_isa(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa) {
+  check_gemm_args(A, B, C);
+  if (gemm_quick_return(alpha, A, B, beta, C)) return;
+  // A small product skips the packing (small.cpp, given): it would cost as much
+  // as the product. Everything else runs the five loops.
+  if (small_product(alpha, A, B, beta, C, isa)) return;
   dgemm_with(alpha, A, B, beta, C, isa, default_blocking(isa));
+}
+
+void lab::step04::dgemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C) {
+  dgemm_isa(alpha, A, B, beta, C, best_isa());
 }
