@@ -123,18 +123,30 @@ void lab::step03::dgemm_tiled(double alpha, ConstMatView A, ConstMatView B, doub
   if (gemm_quick_return(alpha, A, B, beta, C)) return;
   const int64_t m = C.rows, n = C.cols, k = A.cols;
 
-  std::vector<double> at_buffer(static_cast<size_t>(k * m));
+  // The transposed copy of A lives as long as the calling thread and only
+  // grows: allocating it on every call would cost more than a small product.
+  thread_local std::vector<double> at_buffer;
+  if (at_buffer.size() < static_cast<size_t>(k * m)) at_buffer.resize(static_cast<size_t>(k * m));
   const MatView At{at_buffer.data(), k, m, k};
   transpose_scaled(alpha, A, At);
 
   // Threads split the columns of C into shares of whole pairs, and each runs
   // the tiled loops on its share: no two threads write the same element, and
-  // they never wait for each other.
+  // they never wait for each other. A small product runs on the calling thread
+  // alone: starting a team costs microseconds (a system call on some machines),
+  // more than the product. One thread joins per 2 MFLOP.
+  constexpr double kFlopsPerThread = 2e6;
+  const int threads = static_cast<int>(
+      std::clamp(2.0 * double(m) * double(n) * double(k) / kFlopsPerThread, 1.0, double(omp_get_max_threads())));
+  if (threads == 1) {
+    tiled_loops(At, B, C, tiles, beta);
+    return;
+  }
   FirstException error;
-#pragma omp parallel
+#pragma omp parallel num_threads(threads)
   {
-    const int64_t threads = omp_get_num_threads(), pairs = (n + 1) / 2;
-    const int64_t per_thread = (pairs + threads - 1) / threads;
+    const int64_t team = omp_get_num_threads(), pairs = (n + 1) / 2;
+    const int64_t per_thread = (pairs + team - 1) / team;
     const int64_t j0 = std::min(n, 2 * per_thread * omp_get_thread_num());
     const int64_t j1 = std::min(n, j0 + 2 * per_thread);
     if (j0 < j1) {

@@ -1,5 +1,5 @@
 // step04_simd — the block sizes of the five loops, from the cache sizes this
-// machine reports (lab::cache_info reads them at run time). Nothing to do here;
+// machine reports (lab::cache_info reads them once, at run time). Nothing to do here;
 // the handout works the numbers through for the lab's CPUs.
 //
 // Each block is sized for the cache level where it is reused:
@@ -31,4 +31,21 @@ lab::step04::Blocking lab::step04::blocking_for(Isa isa, const CacheInfo& caches
   return {mc, nc, kc};
 }
 
-lab::step04::Blocking lab::step04::default_blocking(Isa isa) { return blocking_for(isa, lab::cache_info()); }
+int lab::step04::threads_for(int64_t m, int64_t n, int64_t k, int available) {
+  // A team of threads costs microseconds to start and at each of its barriers
+  // (two per pass of loop 4; on some virtual machines each is a system call of
+  // over a microsecond), as much as 64 x 64 x 64 takes on one core. A thread
+  // joins for every 2 MFLOP of the product (n = 100 on one thread: about 25 us),
+  // so the team's cost stays a small part of what it saves.
+  constexpr double kFlopsPerThread = 2e6;
+  const double threads = 2.0 * double(m) * double(n) * double(k) / kFlopsPerThread;
+  return threads >= available ? available : std::max(1, static_cast<int>(threads));
+}
+
+lab::step04::Blocking lab::step04::default_blocking(Isa isa) {
+  // Worked out once per process (thread-safe): every call of dgemm asks.
+  static const Blocking per_isa[] = {blocking_for(Isa::generic, lab::cache_info()),
+                                     blocking_for(Isa::avx2, lab::cache_info()),
+                                     blocking_for(Isa::avx512, lab::cache_info())};
+  return per_isa[static_cast<int>(isa)];
+}

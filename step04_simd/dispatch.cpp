@@ -59,7 +59,13 @@ lab::step04::MicroKernel lab::step04::microkernel(Isa isa) {
   return microkernel_generic();
 }
 
-bool lab::step04::isa_supported(Isa isa) { return microkernel(isa).fn != nullptr && cpu_has(isa); }
+bool lab::step04::isa_supported(Isa isa) {
+  // Asked on every call of dgemm_with; the answer cannot change while the process runs.
+  static const bool supported[] = {microkernel(Isa::generic).fn != nullptr && cpu_has(Isa::generic),
+                                   microkernel(Isa::avx2).fn != nullptr && cpu_has(Isa::avx2),
+                                   microkernel(Isa::avx512).fn != nullptr && cpu_has(Isa::avx512)};
+  return supported[static_cast<int>(isa)];
+}
 
 namespace {
 

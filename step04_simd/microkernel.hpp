@@ -37,6 +37,33 @@ MicroKernel microkernel_avx512();
 /// The kernel of `isa` (the caller has checked isa_supported).
 MicroKernel microkernel(Isa isa);
 
+/// The short path for a small product (small.cpp): computes C <- alpha * A * B +
+/// beta * C straight from A and B, with the SIMD of `isa`, and returns true; or
+/// returns false, doing nothing, when the product is too big for it (over
+/// 160^3, or big enough for threads_for to give it more than one thread) or
+/// `isa` has no such path (generic). The caller has checked the arguments and taken
+/// the quick returns (alpha == 0, k == 0, empty C).
+bool small_product(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa);
+
+/// How many of `available` threads an m x n x k product gets: one for a small
+/// product (a team costs more than it saves), one more per 2 MFLOP of work.
+int threads_for(int64_t m, int64_t n, int64_t k, int available);
+
+/// Where one call packs: the kc x nc panel of B (shared by the threads of the
+/// call) and one mc x kc block of A per thread, each 64-byte aligned.
+struct PackBuffers {
+  double* b;         ///< b_doubles
+  double* a;         ///< thread t's block starts at a_block(t)
+  int64_t a_stride;  ///< doubles from one thread's block to the next
+  double* a_block(int thread) const { return a + thread * a_stride; }
+};
+/// The calling thread's packing buffers, at least this big. They belong to the
+/// calling thread and are kept from call to call (grown when a call needs
+/// more), so a call allocates nothing once the sizes have been seen; a call
+/// made from inside a parallel region gets its own thread's buffers. Valid
+/// until the calling thread's next pack_buffers call.
+PackBuffers pack_buffers(int64_t b_doubles, int64_t a_doubles, int threads);
+
 /// Packs alpha * A (an mb x kb block) into ceil(mb / mr) panels of mr x kb, one
 /// after the other; rows past mb in the last panel are zero.
 void pack_a(double alpha, ConstMatView A, int mr, double* dst);

@@ -23,7 +23,13 @@ Blocking blocks(Isa isa, const Params* params) {
   return {t.mc, t.nc, t.kc};
 }
 
+// As dgemm with this kernel (the short path for a small product included);
+// --tile asks for the five loops with those blocks, whatever the size.
 void run(Isa isa, const GemmCall& c) {
+  if (!c.params || c.params->tile.empty()) {
+    lab::step04::dgemm_isa(c.alpha, c.A, c.B, c.beta, c.C, isa);
+    return;
+  }
   lab::step04::dgemm_with(c.alpha, c.A, c.B, c.beta, c.C, isa, blocks(isa, c.params));
 }
 
@@ -54,7 +60,7 @@ int register_all() {
   lab::register_variant({"step04", "simd", LAB_IMPL_NAME, lab::Backend::cpu,
                          [](const GemmCall& c) { run(lab::step04::best_isa(), c); },
                          "packed panels, the micro-kernel chosen for this CPU, OpenMP over row blocks "
-                         "(--tile mc,nc,kc)",
+                         "(--tile mc,nc,kc); small products unpacked",
                          [](const Params& p) {
                            const auto& choice = lab::step04::kernel_choice();
                            return describe(choice.isa, p) + "; chosen: " + choice.why;

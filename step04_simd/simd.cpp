@@ -1,6 +1,6 @@
 // step04_simd — TODO for the student: the five loops around the micro-kernel.
 //
-// What to do: fill in the marked place in dgemm_with below: the JC, PC, IC,
+// What to do: fill in the marked place in five_loops below: the JC, PC, IC,
 // JR and IR loops, the packing calls and the OpenMP split of the IC loop. The
 // pieces it calls are in pack.cpp and kernel_<isa>.cpp (TODOs too); the block
 // sizes (make_plan), chunk() and the edge tiles (run_tile) are done for you
@@ -13,7 +13,6 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "lab/first_exception.hpp"
 #include "lab/gemm_args.hpp"
@@ -23,6 +22,8 @@
 namespace {
 
 using lab::step04::MicroKernel;
+using lab::step04::pack_a;
+using lab::step04::pack_b;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
@@ -44,6 +45,8 @@ int64_t balanced(int64_t extent, int64_t block, int64_t multiple) {
 // fast threads finish together); when C has fewer MR-row panels than there are
 // threads, each IC block is also cut into jr_chunks parts of the JR loop.
 // The kc x nc panel of B is packed by all threads together and read by all.
+// A small product runs on the calling thread alone (threads_for: a team costs
+// more than it saves there).
 struct Plan {
   MicroKernel uk;
   int threads;
@@ -53,7 +56,8 @@ struct Plan {
 
 Plan make_plan(const MicroKernel& uk, lab::step04::Blocking blk, int64_t m, int64_t n, int64_t k) {
   Plan p{uk, 1, 0, 0, 0, 0, 1};
-  p.threads = omp_in_parallel() ? 1 : omp_get_max_threads();  // nested: this thread's share is the job
+  // nested: this thread's share is the job; a small product: the calling thread alone
+  p.threads = omp_in_parallel() ? 1 : lab::step04::threads_for(m, n, k, omp_get_max_threads());
   p.kc = balanced(k, blk.kc, 1);
   p.nc = balanced(n, round_up(blk.nc, uk.nr), uk.nr);
   const int64_t blocks =
@@ -92,6 +96,20 @@ Plan make_plan(const MicroKernel& uk, lab::step04::Blocking blk, int64_t m, int6
   }
 }
 
+// The five loops, run by every thread of the team: each thread comes through
+// here, the `omp for` loops share the work out among them (outside a parallel
+// region they run whole on the calling thread). a_buf is this thread's block of
+// A, b_buf the B panel all threads share. `error` catches what the calls throw:
+// an exception must not leave a parallel region.
+void five_loops(const Plan& plan, double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta,
+                lab::MatView C, double* b_buf, double* a_buf, lab::FirstException& error) {
+  const int64_t m = C.rows, n = C.cols, k = A.cols;
+  // TODO: JC, PC (omp for: pack_b), IC (omp for dynamic: pack_a), JR, IR: run_tile
+  (void)plan, (void)alpha, (void)A, (void)B, (void)beta, (void)b_buf, (void)a_buf, (void)error;
+  (void)m, (void)n, (void)k;
+  LAB_TODO("step04 five_loops: JC, PC + pack B (omp for), IC + pack A (omp for dynamic), JR, IR");
+}
+
 }  // namespace
 
 void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa,
@@ -107,25 +125,40 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
       throw std::invalid_argument(std::string(name) + " must be >= 1, got " + std::to_string(value));
   }
   if (gemm_quick_return(alpha, A, B, beta, C)) return;
-  const int64_t m = C.rows, n = C.cols, k = A.cols;
-  const Plan plan = make_plan(microkernel(isa), blk, m, n, k);
+  const Plan plan = make_plan(microkernel(isa), blk, C.rows, C.cols, A.cols);
 
-  // The packing buffers, allocated here and not inside the parallel region
-  // (an allocation failure there could not be reported): one B panel for all,
-  // one A block per thread.
-  Matrix b_pack(plan.kc * plan.nc, 1);
-  std::vector<Matrix> a_pack;
-  for (int t = 0; t < plan.threads; ++t) a_pack.emplace_back(plan.mc * plan.kc, 1);
+  // The packing buffers, had here and not inside the parallel region (an
+  // allocation failure there could not be reported): one B panel for all, one
+  // A block per thread. The calling thread keeps them for its next call
+  // (pack_buffers.cpp), so a call allocates nothing.
+  const PackBuffers buffers = pack_buffers(plan.kc * plan.nc, plan.mc * plan.kc, plan.threads);
   FirstException error;
-
-  // TODO: omp parallel; JC, PC (omp for: pack_b), IC (omp for dynamic: pack_a), JR, IR:
-  //       run_tile
-  LAB_TODO(
-      "step04 dgemm_with: the five loops (JC, PC + pack B, IC + pack A, JR, IR) in an omp parallel region");
+  if (plan.threads == 1 && !omp_in_parallel()) {
+    // One thread: no parallel region. Starting a team and its barriers costs
+    // microseconds (a system call each on some machines), more than a whole
+    // 16 x 16 product; outside a region the `omp for` loops just run.
+    five_loops(plan, alpha, A, B, beta, C, buffers.b, buffers.a_block(0), error);
+  } else {
+    // (Called from inside a parallel region, the loops still get a team of
+    // their own, of one thread: an `omp for` there would otherwise share its
+    // iterations out among the caller's team.)
+#pragma omp parallel num_threads(plan.threads)
+    error.run([&] {  // (what five_loops throws outside its own error.run: a LAB_TODO)
+      five_loops(plan, alpha, A, B, beta, C, buffers.b, buffers.a_block(omp_get_thread_num()), error);
+    });
+  }
   error.rethrow();
 }
 
-void lab::step04::dgemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C) {
-  const Isa isa = best_isa();
+void lab::step04::dgemm_isa(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa) {
+  check_gemm_args(A, B, C);
+  if (gemm_quick_return(alpha, A, B, beta, C)) return;
+  // A small product skips the packing (small.cpp, given): it would cost as much
+  // as the product. Everything else runs the five loops.
+  if (small_product(alpha, A, B, beta, C, isa)) return;
   dgemm_with(alpha, A, B, beta, C, isa, default_blocking(isa));
+}
+
+void lab::step04::dgemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C) {
+  dgemm_isa(alpha, A, B, beta, C, best_isa());
 }

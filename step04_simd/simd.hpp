@@ -54,7 +54,12 @@ Blocking default_blocking(Isa isa);
 void dgemm_with(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa,
                 Blocking blocking);
 
-/// dgemm_with(best_isa(), default_blocking(best_isa())).
+/// dgemm_with(isa, default_blocking(isa)); a small product (up to 160 x 160 x
+/// 160, when it gets one thread) takes the short path instead: no packing, no
+/// blocks (small.cpp). Throws std::invalid_argument as dgemm_with does.
+void dgemm_isa(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa);
+
+/// dgemm_isa(best_isa()): the product with the kernel chosen for this CPU.
 void dgemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C);
 
 }  // namespace LAB_IMPL_NS

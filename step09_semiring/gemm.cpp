@@ -2,19 +2,18 @@
 // Nothing to do here; read it beside step04_simd/simd.cpp.
 //
 // What carried over unchanged: the argument rules, the packing (step04's own
-// pack_a and pack_b: a packed panel does not care what the kernel does with
-// it), the cache blocks, the instruction-set dispatch, the thread split. What
-// changed: the micro-kernel (semiring_kernel.hpp) and the three places where
-// step04 wrote "beta": the first slice of k stores or folds into C depending
-// on `accumulate` (later slices always fold), edge tiles fold with S::add, and
-// k == 0 gives the zero instead of beta * C.
+// pack_a, pack_b and pack_buffers: a packed panel does not care what the
+// kernel does with it), the cache blocks, the instruction-set dispatch, the
+// thread split. What changed: the micro-kernel (semiring_kernel.hpp) and the
+// three places where step04 wrote "beta": the first slice of k stores or folds
+// into C depending on `accumulate` (later slices always fold), edge tiles fold
+// with S::add, and k == 0 gives the zero instead of beta * C.
 #include <omp.h>
 
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "lab/first_exception.hpp"
 #include "lab/gemm_args.hpp"
@@ -41,7 +40,7 @@ struct Cut {
 
 Cut cut_for(const MicroKernel& uk, lab::step04::Blocking blk, int64_t m, int64_t n, int64_t k) {
   Cut c{};
-  c.threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  c.threads = omp_in_parallel() ? 1 : lab::step04::threads_for(m, n, k, omp_get_max_threads());
   c.kc = ceil_div(k, ceil_div(k, blk.kc));
   const int64_t nc_max = round_up(blk.nc, uk.nr);
   c.nc = round_up(ceil_div(n, ceil_div(n, nc_max)), uk.nr);
@@ -71,52 +70,59 @@ void run_tile(const MicroKernel& uk, int64_t kb, const double* a, const double* 
   }
 }
 
+// The loops, run by every thread of the team (the `omp for` loops share the
+// work out; outside a parallel region they run whole on the calling thread).
 template <class S>
 void five_loops(const MicroKernel& uk, const Cut& cut, lab::ConstMatView A, lab::ConstMatView B, bool accumulate,
-                MatView C) {
+                MatView C, double* b_buf, double* a_buf, lab::FirstException& error) {
   const int64_t m = C.rows, n = C.cols, k = A.cols;
   const int64_t mr = uk.mr, nr = uk.nr, mc = cut.mc, nc = cut.nc, kc = cut.kc;
-  // Buffers allocated outside the parallel region, where a failure can be reported.
-  lab::Matrix b_pack(kc * nc, 1);
-  std::vector<lab::Matrix> a_pack;
-  for (int t = 0; t < cut.threads; ++t) a_pack.emplace_back(mc * kc, 1);
-  lab::FirstException error;
-  double* const b_buf = b_pack.data();
-#pragma omp parallel num_threads(cut.threads)
-  {
-    double* const a_buf = a_pack[omp_get_thread_num()].data();
-    for (int64_t jc = 0; jc < n; jc += nc) {  // loop 5 (JC): nc columns of C and of B
-      const int64_t nb = std::min(nc, n - jc);
-      const int64_t panels = ceil_div(nb, nr);
-      for (int64_t pc = 0; pc < k; pc += kc) {  // loop 4 (PC): a kc slice of k; pack B(pc.., jc..)
-        const int64_t kb = std::min(kc, k - pc);
+  for (int64_t jc = 0; jc < n; jc += nc) {  // loop 5 (JC): nc columns of C and of B
+    const int64_t nb = std::min(nc, n - jc);
+    const int64_t panels = ceil_div(nb, nr);
+    for (int64_t pc = 0; pc < k; pc += kc) {  // loop 4 (PC): a kc slice of k; pack B(pc.., jc..)
+      const int64_t kb = std::min(kc, k - pc);
 #pragma omp for schedule(dynamic, 4)
-        for (int64_t q = 0; q < panels; ++q) {
-          error.run([&] {
-            lab::step04::pack_b(B.block(pc, jc + q * nr, kb, std::min(nr, nb - q * nr)), int(nr),
-                                b_buf + q * nr * kb);
-          });
-        }
-        // The first slice of k stores or folds as the caller asked; later ones fold.
-        const bool fold = pc > 0 || accumulate;
+      for (int64_t q = 0; q < panels; ++q) {
+        error.run([&] {
+          lab::step04::pack_b(B.block(pc, jc + q * nr, kb, std::min(nr, nb - q * nr)), int(nr), b_buf + q * nr * kb);
+        });
+      }
+      // The first slice of k stores or folds as the caller asked; later ones fold.
+      const bool fold = pc > 0 || accumulate;
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t item = 0; item < cut.ic_blocks * cut.jr_parts; ++item) {  // loop 3 (IC): mc rows
-          const int64_t ic = item / cut.jr_parts * mc, mb = std::min(mc, m - ic);
-          const int64_t per = ceil_div(panels, cut.jr_parts), part = item % cut.jr_parts;
-          const int64_t q0 = std::min(panels, part * per), q1 = std::min(panels, q0 + per);
-          error.run([&] {
-            // alpha = 1: step04's packing copies A exactly (1 * x == x for every double, inf and NaN too)
-            lab::step04::pack_a(1.0, A.block(ic, pc, mb, kb), int(mr), a_buf);
-            for (int64_t q = q0; q < q1; ++q) {          // loop 2 (JR): one kb x NR panel of B
-              for (int64_t ir = 0; ir < mb; ir += mr) {  // loop 1 (IR): one MR x kb panel of A
-                run_tile<S>(uk, kb, a_buf + ir * kb, b_buf + q * nr * kb, fold,
-                            C.block(ic + ir, jc + q * nr, std::min(mr, mb - ir), std::min(nr, nb - q * nr)));
-              }
+      for (int64_t item = 0; item < cut.ic_blocks * cut.jr_parts; ++item) {  // loop 3 (IC): mc rows
+        const int64_t ic = item / cut.jr_parts * mc, mb = std::min(mc, m - ic);
+        const int64_t per = ceil_div(panels, cut.jr_parts), part = item % cut.jr_parts;
+        const int64_t q0 = std::min(panels, part * per), q1 = std::min(panels, q0 + per);
+        error.run([&] {
+          // alpha = 1: step04's packing copies A exactly (1 * x == x for every double, inf and NaN too)
+          lab::step04::pack_a(1.0, A.block(ic, pc, mb, kb), int(mr), a_buf);
+          for (int64_t q = q0; q < q1; ++q) {          // loop 2 (JR): one kb x NR panel of B
+            for (int64_t ir = 0; ir < mb; ir += mr) {  // loop 1 (IR): one MR x kb panel of A
+              run_tile<S>(uk, kb, a_buf + ir * kb, b_buf + q * nr * kb, fold,
+                          C.block(ic + ir, jc + q * nr, std::min(mr, mb - ir), std::min(nr, nb - q * nr)));
             }
-          });
-        }
+          }
+        });
       }
     }
+  }
+}
+
+// As step04's dgemm_with: step04's packing buffers (had outside the parallel
+// region, where a failure can be reported; the calling thread keeps them), and
+// a team only where more than one thread works.
+template <class S>
+void run_loops(const MicroKernel& uk, const Cut& cut, lab::ConstMatView A, lab::ConstMatView B, bool accumulate,
+               MatView C) {
+  const lab::step04::PackBuffers buffers = lab::step04::pack_buffers(cut.kc * cut.nc, cut.mc * cut.kc, cut.threads);
+  lab::FirstException error;
+  if (cut.threads == 1 && !omp_in_parallel()) {
+    five_loops<S>(uk, cut, A, B, accumulate, C, buffers.b, buffers.a_block(0), error);
+  } else {
+#pragma omp parallel num_threads(cut.threads)
+    five_loops<S>(uk, cut, A, B, accumulate, C, buffers.b, buffers.a_block(omp_get_thread_num()), error);
   }
   error.rethrow();
 }
@@ -146,7 +152,7 @@ void gemm_with(View<const typename S::value_type> A, View<const typename S::valu
     return;
   }
   const MicroKernel uk = microkernel<S>(isa);
-  five_loops<S>(uk, cut_for(uk, blk, C.rows, C.cols, A.cols), A, B, accumulate, C);
+  run_loops<S>(uk, cut_for(uk, blk, C.rows, C.cols, A.cols), A, B, accumulate, C);
 }
 
 template <class S>

@@ -35,6 +35,11 @@ constexpr double kAlpha = 1.0, kBeta = 0.5;
 // Up to this many multiply-adds the full reference check is cheap enough to be the default.
 constexpr double kFullCheckWork = 64.0 * 64 * 64 * 64 * 4;
 
+struct Shape {
+  int64_t m, n, k;
+};
+double work(const Shape& s) { return double(s.m) * double(s.n) * double(s.k); }
+
 int64_t mem_available_bytes() {
   std::ifstream f("/proc/meminfo");
   std::string key;
@@ -188,17 +193,27 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     }
   }
 
+  // The shapes to run: m x n x k once, or each size of a --sizes sweep.
+  std::vector<Shape> shapes;
+  if (o.sizes.empty()) shapes.push_back({o.m, o.n, o.k});
+  for (int64_t size : o.sizes) shapes.push_back({size, size, size});
   // What each variant will do, from the arguments alone: a request no device
   // could run (step07's memory cap below its smallest plan) is refused here,
   // before a GPU is looked for, on any machine.
   std::vector<std::string> plans(chosen.size());
   try {
-    require_memory_for(o.m, o.n, o.k);
+    for (const auto& [m, n, k] : shapes) require_memory_for(m, n, k);
     if (!o.csv.empty()) require_writable(o.csv, "--csv");
     if (!o.json.empty()) require_writable(o.json, "--json");
     if (!o.params.trace.empty()) require_writable(o.params.trace, "--trace");
-    for (size_t i = 0; i < chosen.size(); ++i)
-      if (chosen[i]->plan) plans[i] = chosen[i]->plan(o.params, o.m, o.n, o.k);
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      if (!chosen[i]->plan) continue;
+      for (const auto& [m, n, k] : shapes) {
+        const std::string plan = chosen[i]->plan(o.params, m, n, k);
+        if (shapes.size() > 1) plans[i] += (plans[i].empty() ? "" : "; ") + std::to_string(m) + ": ";
+        plans[i] += plan;
+      }
+    }
   } catch (const std::invalid_argument& e) {
     std::cerr << prog << ": error: " << e.what() << "\n";
     return kExitUsage;
@@ -234,24 +249,15 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
   std::vector<Record> rows;
   int status = kExitOk;
   try {
-    Matrix A(o.m, o.k), B(o.k, o.n), C0(o.m, o.n), C(o.m, o.n);
-    A.fill_random(o.seed);
-    B.fill_random(o.seed + 1);
-    C0.fill_random(o.seed + 2);
-    // --host-memory pinned: page-locked the way a user would do it (cudaHostRegister),
-    // outside the timing; the host-matrix variants (step07) copy straight from it.
-    std::vector<std::shared_ptr<void>> pins;
-    if (o.pinned_host) {
-      for (Matrix* mat : {&A, &B, &C})
-        if (mat->size() > 0) pins.push_back(gpu_hooks()->pin_host(mat->data(), sizeof(double) * size_t(mat->size())));
-    }
-    const bool full = o.full_check || double(o.m) * o.n * o.k <= kFullCheckWork;
     peak = gpu ? gpu_hooks()->peak_gflops() : cpu_peak_gflops(cpu_threads);
 
     bool own_checks = false;
     for (const Variant* v : chosen) own_checks = own_checks || bool(v->check);
+    const bool full_first = o.full_check || work(shapes.front()) <= kFullCheckWork;
+    const bool full_last = o.full_check || work(shapes.back()) <= kFullCheckWork;
     std::printf("# %s (%s) on %s, peak %.1f GFLOP/s measured; check: %s\n", info.step, info.title, device.c_str(),
-                peak, full ? "elementwise vs reference"
+                peak, full_first != full_last ? "elementwise vs reference on the small sizes, else randomized"
+                      : full_first ? "elementwise vs reference"
                       : own_checks ? "randomized (Freivalds), or the variant's own" : "randomized (Freivalds)");
     std::string no_tiles;
     for (const Variant* v : chosen) {
@@ -282,87 +288,102 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     TimingOptions topts;
     topts.min_reps = o.reps;
     topts.min_time_s = o.min_time_s;
-    for (const Variant* v : chosen) {
-      const bool on_gpu = v->backend == Backend::gpu;
-      const bool needs_gpu = on_gpu || v->backend == Backend::gpu_host;
-      Record r;
-      r.step = info.step;
-      r.variant = v->name;
-      r.impl = v->impl;
-      r.m = o.m, r.n = o.n, r.k = o.k;
-      r.threads = on_gpu ? 1 : cpu_threads;
-      params.threads = r.threads;
-      if (needs_gpu && !gpu_ok) {
-        r.check = "skipped";
-        r.note = gpu_why;
+    for (const Shape& shape : shapes) {  // a sweep runs every variant at one size before the next
+      const auto [m, n, k] = shape;
+      Matrix A(m, k), B(k, n), C0(m, n), C(m, n);
+      A.fill_random(o.seed);
+      B.fill_random(o.seed + 1);
+      C0.fill_random(o.seed + 2);
+      // --host-memory pinned: page-locked the way a user would do it (cudaHostRegister),
+      // outside the timing; the host-matrix variants (step07) copy straight from it.
+      std::vector<std::shared_ptr<void>> pins;
+      if (o.pinned_host) {
+        for (Matrix* mat : {&A, &B, &C})
+          if (mat->size() > 0) pins.push_back(gpu_hooks()->pin_host(mat->data(), sizeof(double) * size_t(mat->size())));
+      }
+      const bool full = o.full_check || work(shape) <= kFullCheckWork;
+      for (const Variant* v : chosen) {
+        const bool on_gpu = v->backend == Backend::gpu;
+        const bool needs_gpu = on_gpu || v->backend == Backend::gpu_host;
+        Record r;
+        r.step = info.step;
+        r.variant = v->name;
+        r.impl = v->impl;
+        r.m = m, r.n = n, r.k = k;
+        r.threads = on_gpu ? 1 : cpu_threads;
+        params.threads = r.threads;
+        if (needs_gpu && !gpu_ok) {
+          r.check = "skipped";
+          r.note = gpu_why;
+          print_row(r);
+          rows.push_back(r);
+          continue;
+        }
+        // A row of the other kind than the step's (step09) names its own device and peak.
+        r.device = needs_gpu == gpu ? device : needs_gpu ? gpu_hooks()->device_name() : "cpu:" + cpu_simd_level();
+        r.peak_gflops =
+            needs_gpu == gpu ? peak : needs_gpu ? gpu_hooks()->peak_gflops() : cpu_peak_gflops(cpu_threads);
+        if (!params.tile.empty() && !v->tiles.names.empty()) {
+          std::string t;
+          for (auto x : params.tile) t += (t.empty() ? "tile=" : "x") + std::to_string(x);
+          r.note = t;
+        }
+        if (v->backend == Backend::gpu_host)
+          r.note += std::string(r.note.empty() ? "" : "; ") + (o.pinned_host ? "host=pinned" : "host=pageable");
+        try {
+          Timing t;
+          if (on_gpu) {
+            t = gpu_hooks()->run(*v, kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.view(), params, topts);
+          } else {
+            // Validate on a fresh copy of C0 first; then time into the same buffer.
+            for (int64_t e = 0; e < C.size(); ++e) C.data()[e] = C0.data()[e];
+            v->run(GemmCall{kAlpha, A.cview(), B.cview(), kBeta, C.view(), &params, nullptr});
+          }
+          // (the GPU hook returns the C of its first, validated call)
+          const CheckResult chk =
+              v->check ? v->check(kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.cview(), full)
+              : full   ? check_against_reference(kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.cview())
+                       : freivalds_check(kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.cview());
+          r.check = chk.ok ? "pass" : "fail";
+          if (!chk.ok) {
+            std::fprintf(stderr, "%s %s (%s): WRONG RESULT\n%s", info.step, v->name.c_str(), v->impl.c_str(),
+                         chk.report.c_str());
+            if (status == kExitOk) status = kExitCheckFailed;
+          }
+          if (!on_gpu) {
+            MatView cv = C.view();
+            TimingOptions host_opts = topts;
+            // A host-matrix GPU variant's checked call already warmed it up (one
+            // call can take seconds at the sizes it is for).
+            if (v->backend == Backend::gpu_host) host_opts.warmup = 0;
+            t = time_host([&] { v->run(GemmCall{kAlpha, A.cview(), B.cview(), kBeta, cv, &params, nullptr}); },
+                          host_opts);
+          }
+          r.median_s = t.median_s;
+          r.min_s = t.min_s;
+          r.max_s = t.max_s;
+          r.reps = t.reps;
+          r.gflops = gflops(m, n, k, t.median_s);
+        } catch (const Todo& e) {
+          r.check = "todo";
+          r.note = e.what();
+          if (status == kExitOk) status = kExitTodo;
+        } catch (const std::invalid_argument& e) {
+          // The variant refused an option (step07's `--gpus 9` on a one-GPU
+          // host): a usage error like the ones the parser finds.
+          r.check = "error";
+          r.note = e.what();
+          std::fprintf(stderr, "%s %s (%s): error: %s\n", info.step, v->name.c_str(), v->impl.c_str(), e.what());
+          if (status != kExitCheckFailed) status = kExitUsage;
+        } catch (const std::exception& e) {
+          r.check = "error";
+          r.note = e.what();
+          std::fprintf(stderr, "%s %s (%s): error: %s\n", info.step, v->name.c_str(), v->impl.c_str(), e.what());
+          if (status == kExitOk || status == kExitTodo) status = kExitError;
+        }
         print_row(r);
         rows.push_back(r);
-        continue;
       }
-      // A row of the other kind than the step's (step09) names its own device and peak.
-      r.device = needs_gpu == gpu ? device : needs_gpu ? gpu_hooks()->device_name() : "cpu:" + cpu_simd_level();
-      r.peak_gflops =
-          needs_gpu == gpu ? peak : needs_gpu ? gpu_hooks()->peak_gflops() : cpu_peak_gflops(cpu_threads);
-      if (!params.tile.empty() && !v->tiles.names.empty()) {
-        std::string t;
-        for (auto x : params.tile) t += (t.empty() ? "tile=" : "x") + std::to_string(x);
-        r.note = t;
-      }
-      if (v->backend == Backend::gpu_host)
-        r.note += std::string(r.note.empty() ? "" : "; ") + (o.pinned_host ? "host=pinned" : "host=pageable");
-      try {
-        Timing t;
-        if (on_gpu) {
-          t = gpu_hooks()->run(*v, kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.view(), params, topts);
-        } else {
-          // Validate on a fresh copy of C0 first; then time into the same buffer.
-          for (int64_t e = 0; e < C.size(); ++e) C.data()[e] = C0.data()[e];
-          v->run(GemmCall{kAlpha, A.cview(), B.cview(), kBeta, C.view(), &params, nullptr});
-        }
-        // (the GPU hook returns the C of its first, validated call)
-        const CheckResult chk =
-            v->check ? v->check(kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.cview(), full)
-            : full   ? check_against_reference(kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.cview())
-                     : freivalds_check(kAlpha, A.cview(), B.cview(), kBeta, C0.cview(), C.cview());
-        r.check = chk.ok ? "pass" : "fail";
-        if (!chk.ok) {
-          std::fprintf(stderr, "%s %s (%s): WRONG RESULT\n%s", info.step, v->name.c_str(), v->impl.c_str(),
-                       chk.report.c_str());
-          if (status == kExitOk) status = kExitCheckFailed;
-        }
-        if (!on_gpu) {
-          MatView cv = C.view();
-          TimingOptions host_opts = topts;
-          // A host-matrix GPU variant's checked call already warmed it up (one
-          // call can take seconds at the sizes it is for).
-          if (v->backend == Backend::gpu_host) host_opts.warmup = 0;
-          t = time_host([&] { v->run(GemmCall{kAlpha, A.cview(), B.cview(), kBeta, cv, &params, nullptr}); },
-                        host_opts);
-        }
-        r.median_s = t.median_s;
-        r.min_s = t.min_s;
-        r.max_s = t.max_s;
-        r.reps = t.reps;
-        r.gflops = gflops(o.m, o.n, o.k, t.median_s);
-      } catch (const Todo& e) {
-        r.check = "todo";
-        r.note = e.what();
-        if (status == kExitOk) status = kExitTodo;
-      } catch (const std::invalid_argument& e) {
-        // The variant refused an option (step07's `--gpus 9` on a one-GPU
-        // host): a usage error like the ones the parser finds.
-        r.check = "error";
-        r.note = e.what();
-        std::fprintf(stderr, "%s %s (%s): error: %s\n", info.step, v->name.c_str(), v->impl.c_str(), e.what());
-        if (status != kExitCheckFailed) status = kExitUsage;
-      } catch (const std::exception& e) {
-        r.check = "error";
-        r.note = e.what();
-        std::fprintf(stderr, "%s %s (%s): error: %s\n", info.step, v->name.c_str(), v->impl.c_str(), e.what());
-        if (status == kExitOk || status == kExitTodo) status = kExitError;
-      }
-      print_row(r);
-      rows.push_back(r);
     }
   } catch (const std::bad_alloc&) {
     std::cerr << prog << ": error: cannot allocate the matrices for " << o.m << " x " << o.n << " x " << o.k << "\n";

@@ -74,6 +74,8 @@ std::string bench_usage(const StepInfo& info) {
     << "  --n N            columns of B and C; m and k default to N   (default " << info.default_size << ")\n"
     << "  --m M, --k K     rows of A and C, inner dimension\n"
     << "  --size S         m = n = k = S\n"
+    << "  --sizes S,S,...  a size sweep: m = n = k = each S in turn, every variant at one size\n"
+    << "                   before the next (e.g. --sizes 4,8,16,32,64,128,256,512,1024)\n"
     << "  --reps R         at least R timed repeats (default 3; more until --min-time)\n"
     << "  --min-time S     keep repeating until S seconds were timed (default 0.3)\n"
     << "  --impl LIST      student, solution, baseline or all, comma-separated\n"
@@ -127,6 +129,10 @@ BenchOptions parse_bench_args(int argc, const char* const* argv, const StepInfo&
       o.k = parse_int(a, next(), 0, kMaxDim);
     } else if (a == "--size") {
       o.m = o.n = o.k = parse_int(a, next(), 0, kMaxDim);
+    } else if (a == "--sizes") {
+      o.sizes.clear();
+      for (const auto& s : split_list(next())) o.sizes.push_back(parse_int(a, s, 0, kMaxDim));
+      if (o.sizes.empty()) throw UsageError("--sizes needs sizes, e.g. --sizes 16,64,256");
     } else if (a == "--reps") {
       o.reps = static_cast<int>(parse_int(a, next(), 1, 100000));
     } else if (a == "--min-time") {
@@ -177,6 +183,8 @@ BenchOptions parse_bench_args(int argc, const char* const* argv, const StepInfo&
       throw UsageError("unknown option '" + a + "' (see --help)");
     }
   }
+  if (!o.sizes.empty() && (o.m >= 0 || o.n >= 0 || o.k >= 0))
+    throw UsageError("--sizes sets m, n and k: it goes with none of --m, --n, --k, --size");
   const int64_t d = info.default_size;
   if (o.n < 0) o.n = o.m >= 0 ? o.m : (o.k >= 0 ? o.k : d);
   if (o.m < 0) o.m = o.n;

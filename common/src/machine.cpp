@@ -109,7 +109,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-CacheInfo cache_info() {
+namespace {
+
+CacheInfo read_cache_info() {
   CacheInfo c;
   const std::string base = "/sys/devices/system/cpu/cpu0/cache/index";
   for (int idx = 0; idx < 8; ++idx) {
@@ -123,6 +125,15 @@ CacheInfo cache_info() {
     const int64_t line = parse_size(read_line(dir + "coherency_line_size"));
     if (line > 0) c.line = line;
   }
+  return c;
+}
+
+}  // namespace
+
+CacheInfo cache_info() {
+  // Read once per process (thread-safe): the kernels ask for it on every call,
+  // and sysfs costs about 28 file opens, far more than a small product.
+  static const CacheInfo c = read_cache_info();
   return c;
 }
 

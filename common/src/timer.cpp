@@ -20,17 +20,31 @@ Timing summarize(std::vector<double> samples) {
 Timing time_host(const std::function<void()>& fn, const TimingOptions& opts) {
   using clock = std::chrono::steady_clock;
   for (int w = 0; w < opts.warmup; ++w) fn();
+  // Seconds that `calls` calls take together.
+  const auto run = [&](long calls) {
+    const auto t0 = clock::now();
+    for (long c = 0; c < calls; ++c) fn();
+    return std::chrono::duration<double>(clock::now() - t0).count();
+  };
   std::vector<double> samples;
   double total = 0;
+  long batch = 1;
+  if (const double first = run(1); first >= opts.min_sample_s) {
+    samples.push_back(first);
+    total = first;
+  } else {
+    // Double the batch until it fills min_sample_s (at most about a million calls).
+    for (double s = first; s < opts.min_sample_s && batch < (1L << 20);) s = run(batch *= 2);
+  }
   while (static_cast<int>(samples.size()) < opts.max_reps &&
          (static_cast<int>(samples.size()) < opts.min_reps || total < opts.min_time_s)) {
-    const auto t0 = clock::now();
-    fn();
-    const double s = std::chrono::duration<double>(clock::now() - t0).count();
-    samples.push_back(s);
+    const double s = run(batch);
+    samples.push_back(s / double(batch));
     total += s;
   }
-  return summarize(std::move(samples));
+  Timing t = summarize(std::move(samples));
+  t.calls_per_rep = static_cast<int>(batch);
+  return t;
 }
 
 }  // namespace lab

@@ -1,6 +1,6 @@
 // step04_simd — TODO for the student: the five loops around the micro-kernel.
 //
-// What to do: fill in the marked place in dgemm_with below: the JC, PC, IC,
+// What to do: fill in the marked place in five_loops below: the JC, PC, IC,
 // JR and IR loops, the packing calls and the OpenMP split of the IC loop. The
 // pieces it calls are in pack.cpp and kernel_<isa>.cpp (TODOs too); the block
 // sizes (make_plan), chunk() and the edge tiles (run_tile) are done for you
@@ -13,7 +13,6 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "lab/first_exception.hpp"
 #include "lab/gemm_args.hpp"
@@ -23,6 +22,8 @@
 namespace {
 
 using lab::step04::MicroKernel;
+using lab::step04::pack_a;
+using lab::step04::pack_b;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
@@ -44,6 +45,8 @@ int64_t balanced(int64_t extent, int64_t block, int64_t multiple) {
 // fast threads finish together); when C has fewer MR-row panels than there are
 // threads, each IC block is also cut into jr_chunks parts of the JR loop.
 // The kc x nc panel of B is packed by all threads together and read by all.
+// A small product runs on the calling thread alone (threads_for: a team costs
+// more than it saves there).
 struct Plan {
   MicroKernel uk;
   int threads;
@@ -53,7 +56,8 @@ struct Plan {
 
 Plan make_plan(const MicroKernel& uk, lab::step04::Blocking blk, int64_t m, int64_t n, int64_t k) {
   Plan p{uk, 1, 0, 0, 0, 0, 1};
-  p.threads = omp_in_parallel() ? 1 : omp_get_max_threads();  // nested: this thread's share is the job
+  // nested: this thread's share is the job; a small product: the calling thread alone
+  p.threads = omp_in_parallel() ? 1 : lab::step04::threads_for(m, n, k, omp_get_max_threads());
   p.kc = balanced(k, blk.kc, 1);
   p.nc = balanced(n, round_up(blk.nc, uk.nr), uk.nr);
   const int64_t blocks =
@@ -92,6 +96,53 @@ Plan make_plan(const MicroKernel& uk, lab::step04::Blocking blk, int64_t m, int6
   }
 }
 
+// The five loops, run by every thread of the team: each thread comes through
+// here, the `omp for` loops share the work out among them (outside a parallel
+// region they run whole on the calling thread). a_buf is this thread's block of
+// A, b_buf the B panel all threads share. `error` catches what the calls throw:
+// an exception must not leave a parallel region.
+void five_loops(const Plan& plan, double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta,
+                lab::MatView C, double* b_buf, double* a_buf, lab::FirstException& error) {
+  const int64_t m = C.rows, n = C.cols, k = A.cols;
+  // LAB:SOLUTION-BEGIN  JC, PC (omp for: pack_b), IC (omp for dynamic: pack_a), JR, IR: run_tile
+  const MicroKernel& uk = plan.uk;
+  const int64_t mr = uk.mr, nr = uk.nr, mc = plan.mc, nc = plan.nc, kc = plan.kc;
+  for (int64_t jc = 0; jc < n; jc += nc) {  // loop 5 (JC): nc columns of C and of B
+    const int64_t nb = std::min(nc, n - jc);
+    const int64_t panels = ceil_div(nb, nr);
+    for (int64_t pc = 0; pc < k; pc += kc) {  // loop 4 (PC): a kc slice of k; pack B(pc.., jc..)
+      const int64_t kb = std::min(kc, k - pc);
+#pragma omp for schedule(dynamic, 4)
+      for (int64_t q = 0; q < panels; ++q) {
+        error.run([&] {
+          pack_b(B.block(pc, jc + q * nr, kb, std::min(nr, nb - q * nr)), nr, b_buf + q * nr * kb);
+        });
+      }  // the implicit barrier of `omp for`: the B panel is complete before anyone reads it
+      // The first slice of k applies beta (beta == 0: C is not read); later ones add.
+      const double beta_pc = pc == 0 ? beta : 1.0;
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t item = 0; item < plan.ic_blocks * plan.jr_chunks; ++item) {  // loop 3 (IC): mc rows
+        const int64_t ic = item / plan.jr_chunks * mc, mb = std::min(mc, m - ic);
+        const auto [q0, q1] = chunk(panels, item % plan.jr_chunks, plan.jr_chunks);
+        error.run([&] {
+          pack_a(alpha, A.block(ic, pc, mb, kb), static_cast<int>(mr), a_buf);
+          for (int64_t q = q0; q < q1; ++q) {          // loop 2 (JR): one kb x NR panel of B, in L1
+            for (int64_t ir = 0; ir < mb; ir += mr) {  // loop 1 (IR): one MR x kb panel of A, from L2
+              run_tile(uk, kb, a_buf + ir * kb, b_buf + q * nr * kb, beta_pc,
+                       C.block(ic + ir, jc + q * nr, std::min(mr, mb - ir), std::min(nr, nb - q * nr)));
+            }
+          }
+        });
+      }  // the implicit barrier: everyone is done with the B panel before the next pass packs over it
+    }
+  }
+  // LAB:SKELETON
+  (void)plan, (void)alpha, (void)A, (void)B, (void)beta, (void)b_buf, (void)a_buf, (void)error;
+  (void)m, (void)n, (void)k;
+  LAB_TODO("step04 five_loops: JC, PC + pack B (omp for), IC + pack A (omp for dynamic), JR, IR");
+  // LAB:SOLUTION-END
+}
+
 }  // namespace
 
 void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa,
@@ -107,63 +158,40 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
       throw std::invalid_argument(std::string(name) + " must be >= 1, got " + std::to_string(value));
   }
   if (gemm_quick_return(alpha, A, B, beta, C)) return;
-  const int64_t m = C.rows, n = C.cols, k = A.cols;
-  const Plan plan = make_plan(microkernel(isa), blk, m, n, k);
+  const Plan plan = make_plan(microkernel(isa), blk, C.rows, C.cols, A.cols);
 
-  // The packing buffers, allocated here and not inside the parallel region
-  // (an allocation failure there could not be reported): one B panel for all,
-  // one A block per thread.
-  Matrix b_pack(plan.kc * plan.nc, 1);
-  std::vector<Matrix> a_pack;
-  for (int t = 0; t < plan.threads; ++t) a_pack.emplace_back(plan.mc * plan.kc, 1);
+  // The packing buffers, had here and not inside the parallel region (an
+  // allocation failure there could not be reported): one B panel for all, one
+  // A block per thread. The calling thread keeps them for its next call
+  // (pack_buffers.cpp), so a call allocates nothing.
+  const PackBuffers buffers = pack_buffers(plan.kc * plan.nc, plan.mc * plan.kc, plan.threads);
   FirstException error;
-
-  // LAB:SOLUTION-BEGIN  omp parallel; JC, PC (omp for: pack_b), IC (omp for dynamic: pack_a), JR, IR:
-  // LAB:HINT  run_tile
-  const MicroKernel& uk = plan.uk;
-  const int64_t mr = uk.mr, nr = uk.nr, mc = plan.mc, nc = plan.nc, kc = plan.kc;
-  double* const b_buf = b_pack.data();
+  if (plan.threads == 1 && !omp_in_parallel()) {
+    // One thread: no parallel region. Starting a team and its barriers costs
+    // microseconds (a system call each on some machines), more than a whole
+    // 16 x 16 product; outside a region the `omp for` loops just run.
+    five_loops(plan, alpha, A, B, beta, C, buffers.b, buffers.a_block(0), error);
+  } else {
+    // (Called from inside a parallel region, the loops still get a team of
+    // their own, of one thread: an `omp for` there would otherwise share its
+    // iterations out among the caller's team.)
 #pragma omp parallel num_threads(plan.threads)
-  {
-    double* const a_buf = a_pack[omp_get_thread_num()].data();
-    for (int64_t jc = 0; jc < n; jc += nc) {  // loop 5 (JC): nc columns of C and of B
-      const int64_t nb = std::min(nc, n - jc);
-      const int64_t panels = ceil_div(nb, nr);
-      for (int64_t pc = 0; pc < k; pc += kc) {  // loop 4 (PC): a kc slice of k; pack B(pc.., jc..)
-        const int64_t kb = std::min(kc, k - pc);
-#pragma omp for schedule(dynamic, 4)
-        for (int64_t q = 0; q < panels; ++q) {
-          error.run([&] {
-            pack_b(B.block(pc, jc + q * nr, kb, std::min(nr, nb - q * nr)), nr, b_buf + q * nr * kb);
-          });
-        }  // the implicit barrier of `omp for`: the B panel is complete before anyone reads it
-        // The first slice of k applies beta (beta == 0: C is not read); later ones add.
-        const double beta_pc = pc == 0 ? beta : 1.0;
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t item = 0; item < plan.ic_blocks * plan.jr_chunks; ++item) {  // loop 3 (IC): mc rows
-          const int64_t ic = item / plan.jr_chunks * mc, mb = std::min(mc, m - ic);
-          const auto [q0, q1] = chunk(panels, item % plan.jr_chunks, plan.jr_chunks);
-          error.run([&] {
-            pack_a(alpha, A.block(ic, pc, mb, kb), static_cast<int>(mr), a_buf);
-            for (int64_t q = q0; q < q1; ++q) {          // loop 2 (JR): one kb x NR panel of B, in L1
-              for (int64_t ir = 0; ir < mb; ir += mr) {  // loop 1 (IR): one MR x kb panel of A, from L2
-                run_tile(uk, kb, a_buf + ir * kb, b_buf + q * nr * kb, beta_pc,
-                         C.block(ic + ir, jc + q * nr, std::min(mr, mb - ir), std::min(nr, nb - q * nr)));
-              }
-            }
-          });
-        }  // the implicit barrier: everyone is done with the B panel before the next pass packs over it
-      }
-    }
+    error.run([&] {  // (what five_loops throws outside its own error.run: a LAB_TODO)
+      five_loops(plan, alpha, A, B, beta, C, buffers.b, buffers.a_block(omp_get_thread_num()), error);
+    });
   }
-  // LAB:SKELETON
-  LAB_TODO(
-      "step04 dgemm_with: the five loops (JC, PC + pack B, IC + pack A, JR, IR) in an omp parallel region");
-  // LAB:SOLUTION-END
   error.rethrow();
 }
 
-void lab::step04::dgemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C) {
-  const Isa isa = best_isa();
+void lab::step04::dgemm_isa(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa) {
+  check_gemm_args(A, B, C);
+  if (gemm_quick_return(alpha, A, B, beta, C)) return;
+  // A small product skips the packing (small.cpp, given): it would cost as much
+  // as the product. Everything else runs the five loops.
+  if (small_product(alpha, A, B, beta, C, isa)) return;
   dgemm_with(alpha, A, B, beta, C, isa, default_blocking(isa));
+}
+
+void lab::step04::dgemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C) {
+  dgemm_isa(alpha, A, B, beta, C, best_isa());
 }

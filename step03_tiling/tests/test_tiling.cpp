@@ -85,7 +85,8 @@ TEST(Step03Tiles, CommandLineOverrides) {
 TEST(Step03Threads, SameBitsForAnyThreadCount) {
   const uint64_t seed = lab::testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const Problem p(67, 53, 71, seed);
+  // 10 MFLOP: enough work that up to 5 threads take part (one per 2 MFLOP).
+  const Problem p(167, 153, 201, seed);
   const lab::step03::Tiles tiles{16, 24, 32};
   const int saved = omp_get_max_threads();
   omp_set_num_threads(1);

@@ -17,3 +17,16 @@ TEST(Step04Speed, FarAheadOfPlainDotProducts) {
   // all of them and above anything without a register-blocked kernel.
   EXPECT_GE(speedup, 2.0) << "step04 should be far ahead of plain dot products";
 }
+
+// A small product pays no fixed cost: nothing read off the machine, allocated
+// or started (a thread team) on each call. At n = 16 a call is 8192 flops, a
+// fraction of a microsecond, so any of those shows at once; before step04 kept
+// its machine facts, one call cost about 160 us.
+TEST(Step04Speed, SmallProductHasNoFixedCost) {
+  omp_set_num_threads(1);
+  const double speedup =
+      lab::speed::speedup(16, "transposed dot", &lab::speed::transposed_dot, "step04", &lab::step04::dgemm);
+  EXPECT_GE(speedup, 1.0) << "a 16 x 16 x 16 call of step04 should cost no more than 256 plain dot products "
+                             "of length 16: is something (reading cache sizes, allocating buffers, starting "
+                             "threads) done on every call?";
+}

@@ -102,7 +102,8 @@ TEST(Step04Threads, SameBitsForAnyThreadCount) {
   const Blocking blocks{32, 42, 40};
   // A tall shape (threads split the rows) and a flat one with fewer row panels
   // than threads (threads split the columns too, some stay idle).
-  for (auto [m, n, k] : {std::array<int64_t, 3>{150, 170, 90}, {20, 300, 70}}) {
+  // Each is 18 MFLOP or more, so that up to 8 threads take part (threads_for).
+  for (auto [m, n, k] : {std::array<int64_t, 3>{300, 340, 90}, {20, 1200, 400}}) {
     SCOPED_TRACE("m " + std::to_string(m) + ", n " + std::to_string(n) + ", k " + std::to_string(k));
     const Problem p(m, n, k, seed);
     const int saved = omp_get_max_threads();
@@ -226,4 +227,42 @@ TEST(Step04Blocks, FromTheCacheSizes) {
     EXPECT_GE(b.mc, lab::step04::microkernel(isa).mr);
     EXPECT_GE(b.nc, lab::step04::microkernel(isa).nr);
   }
+}
+
+// ---- the short path for small products (small.cpp), with each instruction set
+// this CPU runs: every width of tile up to the kernel's and past it, masked
+// rows on both vectors, beta == 0 over NaN, guard cells around C.
+TEST(Step04Small, EveryEdgeWithEachKernel) {
+  const uint64_t seed = lab::testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (Isa isa : {Isa::avx512, Isa::avx2}) {
+    if (!lab::step04::isa_supported(isa)) continue;
+    SCOPED_TRACE(lab::step04::isa_name(isa));
+    for (int64_t m : {1, 3, 4, 5, 8, 9, 15, 16, 17, 33})
+      for (int64_t n : {1, 2, 5, 6, 7, 11, 12, 13, 25})
+        for (int64_t k : {1, 2, 19}) {
+          SCOPED_TRACE("m " + std::to_string(m) + ", n " + std::to_string(n) + ", k " + std::to_string(k));
+          const Problem p(m, n, k, seed);
+          for (double beta : {0.0, -0.5}) {
+            lab::Matrix C = p.C0.clone();
+            if (beta == 0.0) C.fill_nan();  // guard cells too: C must not be read
+            for (int64_t j = 0; j < n; ++j)  // the guard cells below each column keep a known value
+              for (int64_t i = m; i < C.ld(); ++i) C(i, j) = 7.0;
+            const lab::Matrix before = C.clone();
+            ASSERT_TRUE(lab::step04::small_product(1.5, p.A.cview(), p.B.cview(), beta, C.view(), isa));
+            const auto r =
+                lab::check_against_reference(1.5, p.A.cview(), p.B.cview(), beta, p.C0.cview(), C.cview());
+            EXPECT_TRUE(r.ok) << "beta " << beta << "\n" << r.report;
+            for (int64_t j = 0; j < n; ++j)
+              for (int64_t i = m; i < C.ld(); ++i)
+                ASSERT_EQ(C(i, j), before(i, j)) << "guard cell (" << i << ", " << j << ") written";
+          }
+        }
+  }
+  // Too big for the short path: it says so and leaves C alone.
+  const Problem big(200, 200, 200, seed);
+  lab::Matrix C = big.C0.clone();
+  EXPECT_FALSE(lab::step04::small_product(1.0, big.A.cview(), big.B.cview(), 0.0, C.view(), Isa::avx2));
+  EXPECT_EQ(0, std::memcmp(C.data(), big.C0.data(), sizeof(double) * C.size()));
+  EXPECT_FALSE(lab::step04::small_product(1.0, big.A.cview(), big.B.cview(), 0.0, C.view(), Isa::generic));
 }

@@ -207,7 +207,8 @@ TEST(Step09Threads, SameBitsForAnyThreadCount) {
   const Blocking blocks{32, 42, 40};
   // A tall shape (threads split the rows) and a flat one with fewer row panels
   // than threads (threads split the columns too).
-  for (auto [m, n, k] : {std::array<int64_t, 3>{150, 170, 90}, {20, 300, 70}}) {
+  // Each is 18 MFLOP or more, so that up to 8 threads take part (threads_for).
+  for (auto [m, n, k] : {std::array<int64_t, 3>{300, 340, 90}, {20, 1200, 400}}) {
     SCOPED_TRACE("m " + std::to_string(m) + ", n " + std::to_string(n) + ", k " + std::to_string(k));
     lab::Matrix A(m, k), B(k, n), C0(m, n);
     A.fill_random(seed);

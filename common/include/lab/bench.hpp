@@ -1,6 +1,6 @@
 // lab/bench.hpp — the shared benchmark CLI every step executable runs.
 //
-//   stepNN_name [--m M] [--n N] [--k K] [--size S] [--reps R] [--impl student|solution|baseline|all]
+//   stepNN_name [--m M] [--n N] [--k K] [--size S | --sizes S,S,...] [--reps R] [--impl student|solution|baseline|all]
 //               [--variant NAME[,NAME...]] [--threads T] [--tile a,b,c] [--csv FILE] [--json FILE]
 //               [--check] [--seed S] [--list] [--help]
 //
@@ -32,6 +32,7 @@ struct StepInfo {
 
 struct BenchOptions {
   int64_t m = -1, n = -1, k = -1;
+  std::vector<int64_t> sizes;         ///< --sizes: m = n = k = each in turn (empty: m, n, k once)
   int reps = 3;
   std::string impl;                   ///< empty: solution where built, else student (+ baseline)
   std::vector<std::string> variants;  ///< empty: all of the chosen impls

@@ -8,6 +8,7 @@ namespace lab {
 
 /// Data-cache sizes in bytes as the OS reports them for CPU 0 (sysfs on Linux),
 /// with conservative defaults (32 KiB, 1 MiB, 8 MiB) where nothing is reported.
+/// Read on the first call; later calls return the same values at no cost.
 struct CacheInfo {
   int64_t l1d = 32 << 10, l2 = 1 << 20, l3 = 8 << 20;
   int64_t line = 64;
