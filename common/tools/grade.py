@@ -235,7 +235,8 @@ def graded_files_table(sources, steps=None):
         lines += [f"The lab's folder in the submission: `{sources['root']}/` ({sources.get('root_how', '')}).", ""]
     lines += ["| student file | taken from the submission | size | |", "|---|---|---:|---|"]
     for row in sources.get("files", []):
-        if steps is not None and step_of(row["file"]) not in steps:
+        # --steps: those steps' files, and whatever else the submission holds
+        if steps is not None and step_of(row["file"]) not in steps and row["from"] is None:
             continue
         if row["from"] is None:
             where, flag = "untouched skeleton: not in the submission", ""
