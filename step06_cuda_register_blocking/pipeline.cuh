@@ -318,12 +318,15 @@ __device__ __forceinline__ void for_each_slice(const Loader& loader, double* sme
 /// starts straight with arithmetic. first(As, Bs) loads those of slice 0.
 /// The refill follows the compute, as with kComputeFirst; because the copies
 /// of a slice must land one slice earlier, this needs four stages for the
-/// slack three give for_each_slice. (At the last slice, next_* point at a
-/// stage nobody writes any more; what compute loads from it is not used.)
+/// slack three give for_each_slice. Three work too, with one slice of slack
+/// (the copies of slice s + 2 have the time of slice s to land): enough where
+/// a slice is wide (BK = 32, dmma_variants.cu). (At the last slice, next_*
+/// point at a stage nobody writes any more; what compute loads from it is not
+/// used.)
 template <int kStages, int BK, int kLdA, int kStage, class Loader, class First, class Compute>
 __device__ __forceinline__ void for_each_slice_prefetch(const Loader& loader, double* smem, int64_t k,
                                                         First&& first, Compute&& compute) {
-  static_assert(kStages >= 4, "fetching across the barrier needs four stages at least");
+  static_assert(kStages >= 3, "fetching across the barrier needs three stages at least");
   const int64_t slices = (k + BK - 1) / BK;
   auto stage = [&](int64_t slice) { return smem + (slice % kStages) * kStage; };
 #pragma unroll

@@ -45,5 +45,24 @@ void dgemm_dmma(double alpha, ConstMatView A, ConstMatView B, double beta, MatVi
 std::vector<Tile> simt_tiles();
 std::vector<Tile> dmma_tiles();
 
+/// A candidate DMMA kernel beside the teaching one (dmma_variants.cu, given
+/// code: faster ideas measured against cuBLAS, too intricate for the
+/// handout). `name` is its benchmark variant (--variant), `about` one line
+/// on what it changes, `tiles` the block tiles it is built with.
+struct DmmaCandidate {
+  std::string name, about;
+  std::vector<Tile> tiles;
+};
+
+/// Every candidate, in the order the benchmark lists them; the CLI's
+/// variants and the tests are made from this list.
+const std::vector<DmmaCandidate>& dmma_candidates();
+
+/// The product with the candidate `name` (one of dmma_candidates()); the same
+/// contract and the same errors as dgemm_dmma, and std::invalid_argument for
+/// an unknown name.
+void dgemm_dmma_candidate(const std::string& name, double alpha, ConstMatView A, ConstMatView B, double beta,
+                          MatView C, cudaStream_t stream, Tile tile = {});
+
 }  // namespace LAB_IMPL_NS
 }  // namespace lab::step06
