@@ -23,165 +23,57 @@
 #include <string>
 #include <vector>
 
+#include "dmma_candidate.cuh"
 #include "lab/cuda.hpp"
 #include "lab/gemm_args.hpp"
 #include "launch.cuh"
-#include "mma_f64.cuh"
-#include "pipeline.cuh"
 #include "register_blocking.hpp"
 #include "tile_order.cuh"
 
 namespace {
 
 using lab::step06::detail::allow_dynamic_smem;
-using lab::step06::detail::Dmma;
+using lab::step06::detail::BPairSlot;
 using lab::step06::detail::KernelChoice;
+using lab::step06::detail::kStepK;
+using lab::step06::detail::multiply;
 using lab::step06::detail::PairLoader;
+using lab::step06::detail::Shape;
 using lab::step06::detail::tile_count;
 using lab::step06::detail::tile_of_block;
 
-constexpr int kStepK = 16;  // the k of one mma.sync m16n8k16
-
-// A candidate's shape: the block tile, its warps (kWarpsM x kWarpsN, each
-// computing a kWM x kWN tile of C out of kMI x kNI mma pieces), the ring's
-// depth, the blocks per multiprocessor the registers must allow, and whether
-// a warp loads its next operands while the tensor cores work on the current
-// ones (kFetchAhead, as the teaching kernel does) or just before using them.
-template <int BM_, int BN_, int BK_, int kWarpsM_, int kWarpsN_, int kStages_, int kMinBlocks_, bool kFetchAhead_>
-struct Shape {
-  static constexpr int BM = BM_, BN = BN_, BK = BK_, kWarpsM = kWarpsM_, kWarpsN = kWarpsN_;
-  static constexpr int kStages = kStages_, kMinBlocks = kMinBlocks_;
-  static constexpr bool kFetchAhead = kFetchAhead_;
-  static constexpr int kThreads = kWarpsM * kWarpsN * 32;
-  static constexpr int kWM = BM / kWarpsM, kWN = BN / kWarpsN, kMI = kWM / 16, kNI = kWN / 8;
-  // As[p][i] as in the teaching kernel (row stride BM + 2, see dmma.cu);
-  // Bs[j][p] with BK doubles per column and no padding.
-  static constexpr int kLdA = BM + 2;
-  static constexpr int kStageA = BK * kLdA, kStage = kStageA + BN * BK;
-  static constexpr size_t kSmemBytes = sizeof(double) * kStages * kStage;
-  static_assert(kWM % 16 == 0 && kWN % 8 == 0, "a warp tile is a whole number of 16 x 8 mma pieces");
-  static_assert(BK % kStepK == 0, "a slice is a whole number of mma k steps");
-  static_assert(kSmemBytes <= 227 * 1024, "an H100 block has at most 227 KiB of shared memory");
-  // The k offset of fragment slot (t, v) within a k step, as in dmma.cu:
-  // b[0], b[1] are the pair at 2 t, b[2], b[3] the pair at 8 + 2 t.
-  __host__ __device__ static constexpr int kslot(int t, int v) { return 2 * t + (v & 1) + 8 * (v >> 1); }
-};
-
-// Where pair q (k offsets 2 q, 2 q + 1) of column j sits in the column. A
-// fragment load of 8 lanes (g = 0..1, t = 0..3) reads pair t (or t + 4) of
-// columns j and j + 1; without padding both columns start on the same bank,
-// and the two lanes with the same t would collide. Flipping bit 2 of q in odd
-// columns sends them to the other half of the 128-byte bank row. The flip
-// keeps pairs within their group of 8 (one k step), so a k step's offset
-// (8 pairs) adds outside it.
-__host__ __device__ constexpr int BPairSlot(int j, int q) { return q ^ ((j & 1) << 2); }
-
 // The teaching kernel's PairLoader, with B's pairs written where BPairSlot
-// puts them (column stride BK). Every pass of the B copies moves by an even
-// number of columns, so one swizzled start serves them all.
+// puts them (column stride BK). Every pass of the B copies moves by a
+// multiple of 4 columns, so one swizzled start serves them all.
 template <class S, bool kAligned>
 struct SwizzledLoader : PairLoader<S::BM, S::BN, S::BK, S::kThreads, S::kLdA, S::BK, kAligned> {
   using Base = PairLoader<S::BM, S::BN, S::BK, S::kThreads, S::kLdA, S::BK, kAligned>;
-  static_assert(Base::kBCols % 2 == 0, "the swizzle needs every B copy pass to keep the column's parity");
-  __device__ SwizzledLoader(const double* a, int64_t lda, const double* b, int64_t ldb, int64_t m0, int64_t n0,
-                            int64_t m, int64_t n, int64_t k)
+  static_assert(Base::kBCols % 4 == 0,
+                "the swizzle needs every B copy pass to move by a multiple of 4 columns");
+  __device__ SwizzledLoader(const double* a, int64_t lda, const double* b, int64_t ldb, int64_t m0,
+                            int64_t n0, int64_t m, int64_t n, int64_t k)
       : Base(a, lda, b, ldb, m0, n0, m, n, k) {
     const int bq = threadIdx.x % Base::kBKPairs, bc = threadIdx.x / Base::kBKPairs;
     this->b_dst0 = bc * S::BK + 2 * BPairSlot(bc, bq);
   }
 };
 
-// The A operand of the 16-row piece at row r0, one k step: af[v0 + 2 v1] =
-// A(r0 + 2 g + v0, kslot(t, v1)); the two rows of a thread are neighbours.
+// The A operand of the 16-row piece at row r0, k step kk, stored as in the
+// teaching kernel: af[v0 + 2 v1] = A(r0 + 2 g + v0, kslot(t, v1)); the two
+// rows of a thread are neighbours, one 16-byte load.
 template <class S>
-__device__ __forceinline__ void fragment_a(const double* As, int r0, int g, int t, double (&af)[8]) {
+struct RowPairsA {
+  __device__ __forceinline__ static void load(const double* As, int kk, int r0, int g, int t,
+                                              double (&af)[8]) {
 #pragma unroll
-  for (int v1 = 0; v1 < 4; ++v1) {
-    const double2 rows = *reinterpret_cast<const double2*>(As + S::kslot(t, v1) * S::kLdA + r0 + 2 * g);
-    af[2 * v1] = rows.x;
-    af[2 * v1 + 1] = rows.y;
+    for (int v1 = 0; v1 < 4; ++v1) {
+      const double2 rows =
+          *reinterpret_cast<const double2*>(As + (kk * kStepK + S::kslot(t, v1)) * S::kLdA + r0 + 2 * g);
+      af[2 * v1] = rows.x;
+      af[2 * v1 + 1] = rows.y;
+    }
   }
-}
-
-// The B operands of one k step: bf[ni][v] = B(kslot(t, v), wn0 + 8 ni + g),
-// pairs t and t + 4 of the column, where BPairSlot put them (the column's
-// parity is g's).
-template <class S, int kPieces>
-__device__ __forceinline__ void fragments_b(const double* Bs, int wn0, int g, int t, double (&bf)[kPieces][4]) {
-  const int lo = 2 * BPairSlot(g, t), hi = 2 * BPairSlot(g, t + 4);
-#pragma unroll
-  for (int ni = 0; ni < kPieces; ++ni) {
-    const double* const col = Bs + (wn0 + 8 * ni + g) * S::BK;
-    const double2 first = *reinterpret_cast<const double2*>(col + lo);
-    const double2 second = *reinterpret_cast<const double2*>(col + hi);
-    bf[ni][0] = first.x;
-    bf[ni][1] = first.y;
-    bf[ni][2] = second.x;
-    bf[ni][3] = second.y;
-  }
-}
-
-// The warp's share of the block's product over k: the slices through the
-// ring, the operands from shared memory, the mma into acc.
-template <class S, class Loader>
-__device__ __forceinline__ void multiply(const Loader& loader, double* smem, int64_t k, int wm0, int wn0, int g,
-                                         int t, double (&acc)[S::kMI][S::kNI][4]) {
-  using lab::step06::detail::for_each_slice;
-  using lab::step06::detail::for_each_slice_prefetch;
-  if constexpr (S::kFetchAhead) {
-    // The teaching kernel's order: the operands of the next strip, k step or
-    // slice are loaded before the current strip is multiplied.
-    double na[8], nb[S::kNI][4];
-    auto fetch = [&](const double* As, const double* Bs, int kk, int mi, bool with_b) {
-      if (with_b) fragments_b<S>(Bs + kk * kStepK, wn0, g, t, nb);
-      fragment_a<S>(As + kk * kStepK * S::kLdA, wm0 + 16 * mi, g, t, na);
-    };
-    for_each_slice_prefetch<S::kStages, S::BK, S::kLdA, S::kStage>(
-        loader, smem, k, [&](const double* As, const double* Bs) { fetch(As, Bs, 0, 0, true); },
-        [&](const double* As, const double* Bs, const double* next_As, const double* next_Bs) {
-#pragma unroll
-          for (int kk = 0; kk < S::BK / kStepK; ++kk) {
-            double bf[S::kNI][4];
-#pragma unroll
-            for (int ni = 0; ni < S::kNI; ++ni)
-#pragma unroll
-              for (int v = 0; v < 4; ++v) bf[ni][v] = nb[ni][v];
-#pragma unroll
-            for (int mi = 0; mi < S::kMI; ++mi) {
-              double af[8];
-#pragma unroll
-              for (int v = 0; v < 8; ++v) af[v] = na[v];
-              if (mi + 1 < S::kMI) fetch(As, Bs, kk, mi + 1, false);
-              else if (kk + 1 < S::BK / kStepK) fetch(As, Bs, kk + 1, 0, true);
-              else fetch(next_As, next_Bs, 0, 0, true);
-#pragma unroll
-              for (int ni = 0; ni < S::kNI; ++ni) Dmma::mma_16x8x16(acc[mi][ni], af, bf[ni]);
-            }
-          }
-        });
-  } else {
-    // Operands loaded right before their mma: the registers go to more
-    // warps, whose turns hide the loads' latency.
-    for_each_slice<S::kStages, S::BK, S::kLdA, S::kStage, true>(loader, smem, k, [&](const double* As,
-                                                                                      const double* Bs) {
-#pragma unroll
-      for (int kk = 0; kk < S::BK / kStepK; ++kk) {
-        // All A strips first, then B piece by piece: the fewest operand
-        // registers live at once (kMI x 8 + 4 doubles).
-        double af[S::kMI][8];
-#pragma unroll
-        for (int mi = 0; mi < S::kMI; ++mi) fragment_a<S>(As + kk * kStepK * S::kLdA, wm0 + 16 * mi, g, t, af[mi]);
-#pragma unroll
-        for (int ni = 0; ni < S::kNI; ++ni) {
-          double bf[1][4];
-          fragments_b<S>(Bs + kk * kStepK, wn0 + 8 * ni, g, t, bf);
-#pragma unroll
-          for (int mi = 0; mi < S::kMI; ++mi) Dmma::mma_16x8x16(acc[mi][ni], af[mi], bf[0]);
-        }
-      }
-    });
-  }
-}
+};
 
 // C <- alpha * acc + keep * C over the warp's pieces; keep == 0 never reads C
 // (beta == 0), keep == 1 adds to what an earlier split wrote. acc[mi][ni][v0 +
@@ -189,8 +81,8 @@ __device__ __forceinline__ void multiply(const Loader& loader, double* smem, int
 // through L2 (ld.global.cg): another block may have written C a moment ago.
 template <class S>
 __device__ __forceinline__ void store_c(const double (&acc)[S::kMI][S::kNI][4], double alpha, double keep,
-                                        double* c, int64_t ldc, int64_t row0, int64_t col0, int64_t m, int64_t n,
-                                        int g, int t) {
+                                        double* c, int64_t ldc, int64_t row0, int64_t col0, int64_t m,
+                                        int64_t n, int g, int t) {
   const bool vector = reinterpret_cast<uintptr_t>(c) % 16 == 0 && ldc % 2 == 0;
 #pragma unroll
   for (int mi = 0; mi < S::kMI; ++mi)
@@ -233,7 +125,8 @@ __device__ __forceinline__ void wait_turn(const unsigned* flag, int split) {
 }
 __device__ __forceinline__ void pass_turn(unsigned* flag, unsigned next) {
   __syncthreads();  // every thread's stores to C come before thread 0's release
-  if (threadIdx.x == 0) asm volatile("st.global.release.gpu.b32 [%0], %1;\n" ::"l"(flag), "r"(next) : "memory");
+  if (threadIdx.x == 0)
+    asm volatile("st.global.release.gpu.b32 [%0], %1;\n" ::"l"(flag), "r"(next) : "memory");
 }
 
 // Block b computes tile b % tiles over the k range of split b / tiles
@@ -247,7 +140,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
                      int64_t ldb, double beta, double* c, int64_t ldc, int64_t m, int64_t n, int64_t k,
                      int64_t k_chunk, unsigned* flags) {
   extern __shared__ __align__(16) double smem[];  // kStages x (As[BK][kLdA], Bs[BN][BK] swizzled)
-  const int64_t tiles_m = (m + S::BM - 1) / S::BM, tiles_n = (n + S::BN - 1) / S::BN, tiles = tiles_m * tiles_n;
+  const int64_t tiles_m = (m + S::BM - 1) / S::BM, tiles_n = (n + S::BN - 1) / S::BN,
+                tiles = tiles_m * tiles_n;
   const int64_t tile = kSplitK ? blockIdx.x % tiles : blockIdx.x;
   const int split = kSplitK ? int(blockIdx.x / tiles) : 0, splits = kSplitK ? int(gridDim.x / tiles) : 1;
   int64_t tm, tn;
@@ -259,7 +153,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   // k0 is a multiple of BK (even): the shifted panels keep their alignment.
   const SwizzledLoader<S, kAligned> loader(a + k0 * lda, lda, b + k0, ldb, m0, n0, m, n, k_len);
   double acc[S::kMI][S::kNI][4] = {};
-  multiply<S>(loader, smem, k_len, wm0, wn0, g, t, acc);
+  multiply<S, RowPairsA<S>>(loader, smem, k_len, wm0, wn0, g, t, acc);
   if (splits == 1) {
     store_c<S>(acc, alpha, beta, c, ldc, m0 + wm0, n0 + wn0, m, n, g, t);
     return;
@@ -269,7 +163,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   pass_turn(flags + tile, split + 1 == splits ? 0u : unsigned(split + 1));
 }
 
-bool aligned_pairs(lab::ConstMatView v) { return reinterpret_cast<uintptr_t>(v.data) % 16 == 0 && v.ld % 2 == 0; }
+bool aligned_pairs(lab::ConstMatView v) {
+  return reinterpret_cast<uintptr_t>(v.data) % 16 == 0 && v.ld % 2 == 0;
+}
 
 // How many blocks share the k of each tile: one, unless C has fewer tiles than
 // half the multiprocessors; then up to 4, as many as fill the GPU once (so
@@ -310,10 +206,10 @@ void launch(double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta,
 }
 
 //                    BM   BN  BK  warps  stages blocks/SM fetch ahead
-using Bk32 = Shape<128, 128, 32, 2, 4, 3, 1, true>;     // 8 warps of 64 x 32
-using Stages6 = Shape<128, 128, 16, 2, 4, 6, 1, true>;  // 8 warps of 64 x 32
+using Bk32 = Shape<128, 128, 32, 2, 4, 3, 1, true>;      // 8 warps of 64 x 32
+using Stages6 = Shape<128, 128, 16, 2, 4, 6, 1, true>;   // 8 warps of 64 x 32
 using Warps16 = Shape<128, 128, 16, 4, 4, 4, 1, false>;  // 16 warps of 32 x 32
-using SplitK = Shape<128, 128, 16, 2, 4, 4, 1, true>;   // 8 warps of 64 x 32
+using SplitK = Shape<128, 128, 16, 2, 4, 4, 1, true>;    // 8 warps of 64 x 32
 
 struct Candidate {
   const char* name;
@@ -322,9 +218,11 @@ struct Candidate {
 };
 
 const Candidate kCandidates[] = {
-    {"dmma_bk32", "DMMA candidate: slices of BK = 32 in 3 stages, half the barriers per flop (8 warps of 64 x 32)",
+    {"dmma_bk32",
+     "DMMA candidate: slices of BK = 32 in 3 stages, half the barriers per flop (8 warps of 64 x 32)",
      {{Bk32::BM, Bk32::BN, Bk32::BK, launch<Bk32, false>}}},
-    {"dmma_stages6", "DMMA candidate: 6 stages of BK = 16, copies issued 5 slices ahead (8 warps of 64 x 32)",
+    {"dmma_stages6",
+     "DMMA candidate: 6 stages of BK = 16, copies issued 5 slices ahead (8 warps of 64 x 32)",
      {{Stages6::BM, Stages6::BN, Stages6::BK, launch<Stages6, false>}}},
     {"dmma_warps16",
      "DMMA candidate: 16 warps of 32 x 32 (4 per scheduler, <= 128 registers), operands loaded when needed",
@@ -340,8 +238,7 @@ const Candidate kCandidates[] = {
 const std::vector<lab::step06::DmmaCandidate>& lab::step06::dmma_candidates() {
   static const std::vector<DmmaCandidate> list = [] {
     std::vector<DmmaCandidate> out;
-    for (const Candidate& c : kCandidates)
-      out.push_back({c.name, c.about, detail::tiles_of(c.kernel)});
+    for (const Candidate& c : kCandidates) out.push_back({c.name, c.about, detail::tiles_of(c.kernel)});
     return out;
   }();
   return list;

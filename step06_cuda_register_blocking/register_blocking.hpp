@@ -64,5 +64,14 @@ const std::vector<DmmaCandidate>& dmma_candidates();
 void dgemm_dmma_candidate(const std::string& name, double alpha, ConstMatView A, ConstMatView B, double beta,
                           MatView C, cudaStream_t stream, Tile tile = {});
 
+/// C <- alpha * A^T * A + beta * C for A of k x n and C of n x n (step05's
+/// AtA bonus, lab::step05::ata, on the FP64 tensor cores; ata_dmma.cu): only
+/// the tiles on and above the diagonal are computed, each written also,
+/// transposed, below it (with beta applied to C's own values there). With
+/// beta == 0 the lower half is bit-equal to the upper. Throws
+/// std::invalid_argument for bad arguments, std::runtime_error where
+/// dmma_supported() is false.
+void ata_dmma(double alpha, ConstMatView A, double beta, MatView C, cudaStream_t stream);
+
 }  // namespace LAB_IMPL_NS
 }  // namespace lab::step06
