@@ -22,6 +22,7 @@
 #include "lab/gemm_args.hpp"
 #include "lab/todo.hpp"
 #include "launch.cuh"
+#include "mma_f64.cuh"
 #include "pipeline.cuh"
 #include "register_blocking.hpp"
 #include "tile_order.cuh"
@@ -29,6 +30,7 @@
 namespace {
 
 using lab::step06::detail::allow_dynamic_smem;
+using lab::step06::detail::Dmma;  // the instruction (mma_f64.cuh): mma.sync f64, sm_80 or later
 using lab::step06::detail::for_each_slice_prefetch;
 using lab::step06::detail::KernelChoice;
 using lab::step06::detail::PairLoader;
@@ -37,41 +39,8 @@ using lab::step06::detail::tile_of_block;
 
 constexpr int kMmaK = 16;  // the k of one mma step
 
-// Given: the instruction this kernel is built on (sm_80 or later).
-struct Dmma {
-  // D (16 x 8) += A (16 x 16) * B (16 x 8). With g = lane / 4 and t = lane % 4,
-  // each thread holds
-  //   a[v0 + 2 v1] = A(g + 8 v0, t + 4 v1)   v0 = 0..1, v1 = 0..3
-  //   b[v]         = B(t + 4 v, g)           v  = 0..3
-  //   d[v0 + 2 v1] = D(g + 8 v1, 2 t + v0)
-  // One mma.sync.m16n8k16 on sm_90. Before sm_90 FP64 has only m8n8k4, and
-  // the same step is four k quarters q (A(:, 4q..4q+3) * B(4q..4q+3, :), the
-  // registers a[2q], a[2q + 1], b[q]), each two m8n8k4: rows g, then g + 8.
-  __device__ __forceinline__ static void mma_16x8x16(double (&d)[4], const double (&a)[8], const double (&b)[4]) {
-#if __CUDA_ARCH__ >= 900
-    asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, "
-        "{%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
-        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
-          "d"(b[1]), "d"(b[2]), "d"(b[3]));
-#elif __CUDA_ARCH__ >= 800
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
-          : "+d"(d[0]), "+d"(d[1])
-          : "d"(a[2 * q]), "d"(b[q]));
-      asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
-          : "+d"(d[2]), "+d"(d[3])
-          : "d"(a[2 * q + 1]), "d"(b[q]));
-    }
-#else
-    __trap();  // never launched: the host checks the compute capability first
-#endif
-  }
-};
-
-// Which rows and which k the registers above stand for is this kernel's
-// choice: any relabelling works as long as A and B agree on k and the
+// Which rows and which k the registers of Dmma (mma_f64.cuh) stand for is
+// this kernel's choice: any relabelling works as long as A and B agree on k and the
 // epilogue knows the rows. It picks the one that lets shared memory hold
 // both tiles exactly as global memory does (PairLoader):
 //  - mma row g is row 2 g of the piece and mma row g + 8 is row 2 g + 1, so

@@ -318,12 +318,16 @@ __device__ __forceinline__ void for_each_slice(const Loader& loader, double* sme
 /// starts straight with arithmetic. first(As, Bs) loads those of slice 0.
 /// The refill follows the compute, as with kComputeFirst; because the copies
 /// of a slice must land one slice earlier, this needs four stages for the
-/// slack three give for_each_slice. (At the last slice, next_* point at a
-/// stage nobody writes any more; what compute loads from it is not used.)
+/// slack three give for_each_slice. With three stages (wide slices, BK = 32:
+/// dmma_variants.cu) the refill goes before the compute instead: after it,
+/// the copies of slice s + 2 would have no time at all to land before
+/// iteration s + 1 waits for them; before it, they have slice s's. (At the
+/// last slice, next_* point at a stage nobody writes any more; what compute
+/// loads from it is not used.)
 template <int kStages, int BK, int kLdA, int kStage, class Loader, class First, class Compute>
 __device__ __forceinline__ void for_each_slice_prefetch(const Loader& loader, double* smem, int64_t k,
                                                         First&& first, Compute&& compute) {
-  static_assert(kStages >= 4, "fetching across the barrier needs four stages at least");
+  static_assert(kStages >= 3, "fetching across the barrier needs three stages at least");
   const int64_t slices = (k + BK - 1) / BK;
   auto stage = [&](int64_t slice) { return smem + (slice % kStages) * kStage; };
 #pragma unroll
@@ -339,11 +343,15 @@ __device__ __forceinline__ void for_each_slice_prefetch(const Loader& loader, do
     __syncthreads();             // everyone's are, and everyone finished slice s - 1
     const double* const cur = stage(s);
     const double* const next = stage(s + 1);
-    compute(cur, cur + BK * kLdA, next, next + BK * kLdA);
-    // Into the stage slice s - 1 used: compute read only the stages of s and s + 1.
+    // Into the stage slice s - 1 used: compute reads only the stages of s and s + 1.
     const int64_t fill = s + kStages - 1;
-    if (fill < slices) copy_slice<BK>(loader, stage(fill), stage(fill) + BK * kLdA, fill * BK);
-    Async::commit();
+    auto refill = [&] {
+      if (fill < slices) copy_slice<BK>(loader, stage(fill), stage(fill) + BK * kLdA, fill * BK);
+      Async::commit();
+    };
+    if constexpr (kStages == 3) refill();
+    compute(cur, cur + BK * kLdA, next, next + BK * kLdA);
+    if constexpr (kStages > 3) refill();
   }
   Async::wait<0>();
 }

@@ -45,5 +45,33 @@ void dgemm_dmma(double alpha, ConstMatView A, ConstMatView B, double beta, MatVi
 std::vector<Tile> simt_tiles();
 std::vector<Tile> dmma_tiles();
 
+/// A candidate DMMA kernel beside the teaching one (dmma_variants.cu, given
+/// code: faster ideas measured against cuBLAS, too intricate for the
+/// handout). `name` is its benchmark variant (--variant), `about` one line
+/// on what it changes, `tiles` the block tiles it is built with.
+struct DmmaCandidate {
+  std::string name, about;
+  std::vector<Tile> tiles;
+};
+
+/// Every candidate, in the order the benchmark lists them; the CLI's
+/// variants and the tests are made from this list.
+const std::vector<DmmaCandidate>& dmma_candidates();
+
+/// The product with the candidate `name` (one of dmma_candidates()); the same
+/// contract and the same errors as dgemm_dmma, and std::invalid_argument for
+/// an unknown name.
+void dgemm_dmma_candidate(const std::string& name, double alpha, ConstMatView A, ConstMatView B, double beta,
+                          MatView C, cudaStream_t stream, Tile tile = {});
+
+/// C <- alpha * A^T * A + beta * C for A of k x n and C of n x n (step05's
+/// AtA bonus, lab::step05::ata, on the FP64 tensor cores; ata_dmma.cu): only
+/// the tiles on and above the diagonal are computed, each written also,
+/// transposed, below it (with beta applied to C's own values there). With
+/// beta == 0 the lower half is bit-equal to the upper. Throws
+/// std::invalid_argument for bad arguments, std::runtime_error where
+/// dmma_supported() is false.
+void ata_dmma(double alpha, ConstMatView A, double beta, MatView C, cudaStream_t stream);
+
 }  // namespace LAB_IMPL_NS
 }  // namespace lab::step06

@@ -104,4 +104,49 @@ TEST(Step06Perf, KernelsNearTheirCeilings) {
   }
 }
 
+// A^T A on the tensor cores (ata_dmma) against the products it stands for, on
+// the same buffers: step05's SIMT ata and tiled full product are step05's
+// benchmark; here the full DMMA product (A^T stored, then dgemm_dmma),
+// cublasDsyrk (the upper triangle, as a BLAS user computes A^T A) and
+// cublasDgemm with A transposed. Rates count 2 n^3 flops for every row (the
+// full product's work), so a ratio of rates is a ratio of times. Goals
+// (issue's, for n = 4096 and 8192): ata_dmma >= 0.5 x cublasDsyrk and
+// >= 1.6 x the full DMMA product; the test checks only a generous margin.
+TEST(Step06Perf, AtaDmmaAgainstSyrk) {
+  lab::testing::Subject gpu;
+  gpu.available = [](std::string* why) { return lab::step06::dmma_supported(why); };
+  if (lab::testing::skip_if_unavailable(gpu)) GTEST_SKIP();
+  lab::cuda::Stream s;
+  const lab::cuda::CublasHandle blas;
+  for (const int64_t n : perf_sizes()) {
+    lab::Matrix a(n, n);
+    a.fill_random(4);
+    lab::Matrix at(n, n);  // the full product multiplies A^T (stored) by A
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < n; ++i) at(i, j) = a(j, i);
+    const DeviceMatrix A = DeviceMatrix::from_host(a.cview()), At = DeviceMatrix::from_host(at.cview());
+    DeviceMatrix C = random_device_matrix(n, 5);
+    const double one = 1.0, half = 0.5;
+    auto time = [&](const std::function<void()>& f) { return lab::cuda::time_device(f, s.get()).median_s; };
+    const double ata = time([&] { lab::step06::ata_dmma(1.0, A.view(), 0.5, C.view(), s.get()); });
+    const double full = time([&] { lab::step06::dgemm_dmma(1.0, At.view(), A.view(), 0.5, C.view(), s.get()); });
+    const double syrk = time([&] {
+      LAB_CUDA_CHECK(cublasDsyrk_64(blas.on(s.get()), CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, n, n, &one,
+                                    A.view().data, n, &half, C.view().data, n));
+    });
+    const double gemm_tn = time([&] {
+      LAB_CUDA_CHECK(cublasDgemm_64(blas.on(s.get()), CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, A.view().data,
+                                    n, A.view().data, n, &half, C.view().data, n));
+    });
+    record(n, "ata_dmma", "solution", ata);
+    record(n, "dmma_full_ata", "solution", full);
+    record(n, "cublas_dsyrk", "baseline", syrk);
+    record(n, "cublas_dgemm_tn", "baseline", gemm_tn);
+    std::printf("  n=%lld: ata_dmma is %.2fx cublasDsyrk's rate and %.2fx the full DMMA product's\n", (long long)n,
+                syrk / ata, full / ata);
+    if (n < 4096) continue;  // few tiles: the last wave weighs too much to judge
+    EXPECT_GT(full / ata, 1.3) << "n=" << n << ": computing half the tiles should take well under the full time";
+  }
+}
+
 }  // namespace

@@ -1,0 +1,139 @@
+// step06 — given: the parts the candidate DMMA kernels share (dmma_variants.cu,
+// ata_dmma.cu): a block shape, B-type operands stored column by column with
+// swizzled pairs, and the multiply loop over the cp.async ring.
+#pragma once
+
+#include <cstdint>
+
+#include "mma_f64.cuh"
+#include "pipeline.cuh"
+
+namespace lab::step06::detail {
+
+constexpr int kStepK = 16;  // the k of one mma.sync m16n8k16
+
+// A candidate's shape: the block tile, its warps (kWarpsM x kWarpsN, each
+// computing a kWM x kWN tile of C out of kMI x kNI mma pieces), the ring's
+// depth, the blocks per multiprocessor the registers must allow, and whether
+// a warp loads its next operands while the tensor cores work on the current
+// ones (kFetchAhead, as the teaching kernel does) or just before using them.
+template <int BM_, int BN_, int BK_, int kWarpsM_, int kWarpsN_, int kStages_, int kMinBlocks_,
+          bool kFetchAhead_>
+struct Shape {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, kWarpsM = kWarpsM_, kWarpsN = kWarpsN_;
+  static constexpr int kStages = kStages_, kMinBlocks = kMinBlocks_;
+  static constexpr bool kFetchAhead = kFetchAhead_;
+  static constexpr int kThreads = kWarpsM * kWarpsN * 32;
+  static constexpr int kWM = BM / kWarpsM, kWN = BN / kWarpsN, kMI = kWM / 16, kNI = kWN / 8;
+  // As[p][i] as in the teaching kernel (row stride BM + 2, see dmma.cu);
+  // Bs[j][p] with BK doubles per column and no padding. (A kernel whose A
+  // lies otherwise redefines kLdA, kStageA, kStage and kSmemBytes.)
+  static constexpr int kLdA = BM + 2;
+  static constexpr int kStageA = BK * kLdA, kStage = kStageA + BN * BK;
+  static constexpr size_t kSmemBytes = sizeof(double) * kStages * kStage;
+  static_assert(kWM % 16 == 0 && kWN % 8 == 0, "a warp tile is a whole number of 16 x 8 mma pieces");
+  static_assert(BK % kStepK == 0, "a slice is a whole number of mma k steps");
+  static_assert(kSmemBytes <= 227 * 1024, "an H100 block has at most 227 KiB of shared memory");
+  // The k offset of fragment slot (t, v) within a k step, as in dmma.cu:
+  // b[0], b[1] are the pair at 2 t, b[2], b[3] the pair at 8 + 2 t.
+  __host__ __device__ static constexpr int kslot(int t, int v) { return 2 * t + (v & 1) + 8 * (v >> 1); }
+};
+
+// Where pair q (k offsets 2 q, 2 q + 1) of column j of a panel stored column
+// by column (BK doubles each, no padding) sits in the column. A fragment load
+// of 8 lanes (g = 0..1, t = 0..3) reads pair t (or t + 4) of two columns,
+// j and j + 1 (B operands) or j and j + 2 (ata_dmma's A operands); without
+// padding every column starts on the same bank, and the two lanes with the
+// same t would collide. Flipping bit 2 of q where bit 0 of j ^ (j >> 1) is
+// set sends one of them to the other half of the 128-byte bank row for
+// both pairings (j = 0 mod 4). The flip keeps pairs within their group of
+// 8 (one k step), so a k step's offset (8 pairs) adds outside it; copies
+// that move by a multiple of 4 columns keep it.
+__host__ __device__ constexpr int BPairSlot(int j, int q) { return q ^ (((j ^ (j >> 1)) & 1) << 2); }
+
+// The B operands of one k step: bf[ni][v] = B(kslot(t, v), wn0 + 8 ni + g),
+// pairs t and t + 4 of the column, where BPairSlot put them (wn0 + 8 ni is a
+// multiple of 8: the swizzle depends on g alone).
+template <class S, int kPieces>
+__device__ __forceinline__ void fragments_b(const double* Bs, int wn0, int g, int t,
+                                            double (&bf)[kPieces][4]) {
+  const int lo = 2 * BPairSlot(g, t), hi = 2 * BPairSlot(g, t + 4);
+#pragma unroll
+  for (int ni = 0; ni < kPieces; ++ni) {
+    const double* const col = Bs + (wn0 + 8 * ni + g) * S::BK;
+    const double2 first = *reinterpret_cast<const double2*>(col + lo);
+    const double2 second = *reinterpret_cast<const double2*>(col + hi);
+    bf[ni][0] = first.x;
+    bf[ni][1] = first.y;
+    bf[ni][2] = second.x;
+    bf[ni][3] = second.y;
+  }
+}
+
+// The warp's share of the block's product over k: the slices through the
+// ring, the operands from shared memory, the mma into acc. FragA::load(As,
+// kk, r0, g, t, af) reads the A operand of the 16-row piece at row r0 of the
+// tile, k step kk of the slice (its layout is the kernel's choice); B is
+// stored as fragments_b reads it.
+template <class S, class FragA, class Loader>
+__device__ __forceinline__ void multiply(const Loader& loader, double* smem, int64_t k, int wm0, int wn0,
+                                         int g, int t, double (&acc)[S::kMI][S::kNI][4]) {
+  if constexpr (S::kFetchAhead) {
+    // The teaching kernel's order: the operands of the next strip, k step or
+    // slice are loaded before the current strip is multiplied.
+    double na[8], nb[S::kNI][4];
+    auto fetch = [&](const double* As, const double* Bs, int kk, int mi, bool with_b) {
+      if (with_b) fragments_b<S>(Bs + kk * kStepK, wn0, g, t, nb);
+      FragA::load(As, kk, wm0 + 16 * mi, g, t, na);
+    };
+    for_each_slice_prefetch<S::kStages, S::BK, S::kLdA, S::kStage>(
+        loader, smem, k, [&](const double* As, const double* Bs) { fetch(As, Bs, 0, 0, true); },
+        [&](const double* As, const double* Bs, const double* next_As, const double* next_Bs) {
+#pragma unroll
+          for (int kk = 0; kk < S::BK / kStepK; ++kk) {
+            double bf[S::kNI][4];
+#pragma unroll
+            for (int ni = 0; ni < S::kNI; ++ni)
+#pragma unroll
+              for (int v = 0; v < 4; ++v) bf[ni][v] = nb[ni][v];
+#pragma unroll
+            for (int mi = 0; mi < S::kMI; ++mi) {
+              double af[8];
+#pragma unroll
+              for (int v = 0; v < 8; ++v) af[v] = na[v];
+              if (mi + 1 < S::kMI)
+                fetch(As, Bs, kk, mi + 1, false);
+              else if (kk + 1 < S::BK / kStepK)
+                fetch(As, Bs, kk + 1, 0, true);
+              else
+                fetch(next_As, next_Bs, 0, 0, true);
+#pragma unroll
+              for (int ni = 0; ni < S::kNI; ++ni) Dmma::mma_16x8x16(acc[mi][ni], af, bf[ni]);
+            }
+          }
+        });
+  } else {
+    // Operands loaded right before their mma: the registers go to more
+    // warps, whose turns hide the loads' latency.
+    for_each_slice<S::kStages, S::BK, S::kLdA, S::kStage, true>(
+        loader, smem, k, [&](const double* As, const double* Bs) {
+#pragma unroll
+          for (int kk = 0; kk < S::BK / kStepK; ++kk) {
+            // All A strips first, then B piece by piece: the fewest operand
+            // registers live at once (kMI x 8 + 4 doubles).
+            double af[S::kMI][8];
+#pragma unroll
+            for (int mi = 0; mi < S::kMI; ++mi) FragA::load(As, kk, wm0 + 16 * mi, g, t, af[mi]);
+#pragma unroll
+            for (int ni = 0; ni < S::kNI; ++ni) {
+              double bf[1][4];
+              fragments_b<S>(Bs + kk * kStepK, wn0 + 8 * ni, g, t, bf);
+#pragma unroll
+              for (int mi = 0; mi < S::kMI; ++mi) Dmma::mma_16x8x16(acc[mi][ni], af[mi], bf[0]);
+            }
+          }
+        });
+  }
+}
+
+}  // namespace lab::step06::detail
