@@ -379,6 +379,23 @@ void Worker::finish() {
   call_.opts.trace->insert(call_.opts.trace->end(), mine.begin(), mine.end());
 }
 
+Tile::Tile(Worker& w, int64_t index)
+    : call(w.call()),
+      r(call.plan.tile(index)),
+      hC(call.C.block(r.i0, r.j0, r.rows, r.cols)),
+      dC(w.c_tile(r.rows, r.cols)),
+      panels(call.plan.panels),
+      bw(c_block_width(call.plan.shape)),
+      blocks((r.cols + bw - 1) / bw),
+      late_c(call.beta != 0 && panels > 1) {}
+
+int64_t Tile::c_panel(int64_t j) const {
+  if (!late_c) return -1;
+  const int64_t middle = panels - 2;
+  if (middle >= blocks) return 1 + j * middle / blocks;
+  return j < middle ? 1 + j : panels - 1;
+}
+
 void run_streams(Call& call, const std::vector<StreamSlot>& slots, const std::function<void(Worker&)>& body) {
   std::mutex mu;
   std::exception_ptr first;

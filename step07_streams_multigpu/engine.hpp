@@ -10,6 +10,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -149,6 +150,43 @@ class Worker {
   double ref_s_ = 0;
 };
 
+/// One C tile as variant 2's run_tile and its stages see it (streams.cpp):
+/// where it lies in the host's C and on the device, its column blocks, and
+/// when the host's C comes in.
+struct Tile {
+  Tile(Worker& w, int64_t index);
+  const Call& call;
+  TileRange r;
+  MatView hC;  ///< the tile in the host's C
+  MatView dC;  ///< the C buffer on the device, which keeps the tile across the whole k loop
+  int64_t panels = 0;  ///< k panels (plan.panels)
+  int64_t bw = 0;      ///< width of a column block of C (plan.hpp's c_block_width): the same in every tile
+  int64_t blocks = 0;  ///< column blocks in this tile (the last one may be narrower)
+  /// True when C comes in late (beta != 0 and two panels or more): the first
+  /// panel's product overwrites the buffer (beta = 0), and each block of the
+  /// host's C is added later, through w.c_in. With one panel C must come first.
+  bool late_c = false;
+
+  /// Columns of block j (bw, or fewer for the last block).
+  int64_t block_cols(int64_t j) const { return std::min(bw, r.cols - j * bw); }
+  /// Block j of the tile in the host's C and in the device buffer.
+  MatView host_block(int64_t j) const { return hC.block(0, j * bw, r.rows, block_cols(j)); }
+  MatView device_block(int64_t j) const { return dC.block(0, j * bw, r.rows, block_cols(j)); }
+  /// When C comes late, the panel whose product block j of the host's C joins:
+  /// after a middle panel's product (one block after each, spread over them
+  /// when there are enough, so the copy engine never waits for a product),
+  /// or, for the blocks left over, just before that block's product in the
+  /// last panel. -1 when C does not come late.
+  int64_t c_panel(int64_t j) const;
+};
+
+/// Panel p of A and B on the device, in panel buffer b (0 or 1).
+struct Panels {
+  int b = 0;
+  int64_t p = 0;
+  MatView A{}, B{};  ///< tile rows x depth, depth x tile columns
+};
+
 /// Runs body(worker) for every slot that can get a tile (the first
 /// plan.tiles() of them), each on a host thread of its own with a Worker
 /// made there, then finish(). When a worker throws, call.failed tells
@@ -161,5 +199,15 @@ namespace lab::step07 {
 inline namespace LAB_IMPL_NS {
 /// Variant 2's orchestration of one C tile (streams.cpp); variant 3 runs it too.
 void run_tile(detail::Worker& w, int64_t index);
+/// Its stages, written in this order (streams.cpp):
+/// 1. panel p of A and B into the next panel buffer on w.h2d(), between the
+///    events panel_free[b] and panel_ready[b]; w.compute() waits for it.
+detail::Panels load_panels(detail::Worker& w, const detail::Tile& t, int64_t p);
+/// 2. the first or the last panel's product into column block j of the C
+///    tile: the first waits for the previous tile's block j to have gone back
+///    (and brings C first when it cannot come late), the last copies block j back.
+void multiply_block(detail::Worker& w, const detail::Tile& t, const detail::Panels& s, int64_t j);
+/// 3. block j of the host's C, brought in through w.c_in and added, times beta, to the C tile.
+void add_c(detail::Worker& w, const detail::Tile& t, int64_t j);
 }  // namespace LAB_IMPL_NS
 }  // namespace lab::step07

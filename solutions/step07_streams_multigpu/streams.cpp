@@ -6,108 +6,145 @@
 //   for each k panel p:  A(i, p), B(p, j) -> device;  C(i, j) += A(i, p) B(p, j)
 // so the C tile stays on the device across the whole k loop (it crosses PCIe
 // once each way) while the panels are double-buffered: panel p + 1 travels
-// while the product of panel p runs. The host's C is not needed to start:
-// the first panel multiplies with beta = 0, and C comes in later, one column
-// block at a time through a buffer of its own, while the middle panels' products
-// run (the copy engine has time to spare there), and is added as beta C.
-// Events carry the dependencies:
+// while the product of panel p runs. run_tile (below, given) is that loop;
+// you write its three stages, in this order, each with its own tests:
+//
+//   1. load_panels     panel p of A and B -> the next panel buffer, on h2d
+//   2. multiply_block  the first and the last panel's products, one column
+//                      block of C at a time; the last copies the block back
+//   3. add_c           the host's C, brought in late: one block through its
+//                      own buffer (w.c_in), added as beta C on compute
+//
+// The host's C is not needed to start: the first panel multiplies with
+// beta = 0, and C comes in later, one block at a time, while the middle
+// panels' products run (the copy engine has time to spare there). Events
+// carry the dependencies between the streams:
 //   panel_ready[b]  recorded on h2d after panel buffer b is filled;  compute waits for it
 //   panel_free[b]   recorded on compute after the product that read buffer b;  h2d waits for it
-//   c_in_ready      a block of the host's C is in the c_in buffer (h2d);  compute waits, then adds it
-//   c_in_free       that addition is done (compute);  h2d waits before the next block comes in
+//   c_stored[j]     block j of the tile copied back (d2h);  the next tile's first
+//                   product into block j (and a load of C into it) waits for it
 //   c_loaded        (one panel only: no middle to hide C in) a block of C loaded into the tile
 //   c_done          a block's last product (compute);  d2h waits before copying it back
-//   c_stored[j]     block j of the tile copied back (d2h);  the next tile's first
-//                   product into block j waits for it
+//   c_in_ready      a block of the host's C is in the c_in buffer (h2d);  compute waits, then adds it
+//   c_in_free       that addition is done (compute);  h2d waits before the next block comes in
 // Waiting on an event never recorded yet returns at once (CUDA's rule), so
-// the first tile needs no special case.
+// the first tile needs no special case. A wait is
+//   LAB_CUDA_CHECK(cudaStreamWaitEvent(stream, event.get()));   a record: event.record(stream)
 //
 // Test:   ./lab test step07
-#include <algorithm>
-
 #include "engine.hpp"
 #include "lab/todo.hpp"
 
 namespace lab::step07 {
 inline namespace LAB_IMPL_NS {
 
+// Stage 1.
+detail::Panels load_panels(detail::Worker& w, const detail::Tile& t, int64_t p) {
+  // LAB:SOLUTION-BEGIN  take the next panel buffer b; on w.h2d(): wait for panel_free[b], load the
+  // LAB:HINT  panels of A and B into w.a_panel(b, ...) and w.b_panel(b, ...), record panel_ready[b];
+  // LAB:HINT  then make w.compute() wait for panel_ready[b]
+  const Plan& plan = t.call.plan;
+  const int b = w.next_panel_buffer();
+  const int64_t p0 = plan.panel_start(p), d = plan.panel_depth(p);
+  const detail::Panels s{b, p, w.a_panel(b, t.r.rows, d), w.b_panel(b, d, t.r.cols)};
+  // Buffer b is free once the product two panels back has read it.
+  LAB_CUDA_CHECK(cudaStreamWaitEvent(w.h2d(), w.panel_free[b].get()));
+  w.load(s.A, t.call.A.block(t.r.i0, p0, t.r.rows, d), w.h2d());
+  w.load(s.B, t.call.B.block(p0, t.r.j0, d, t.r.cols), w.h2d());
+  w.panel_ready[b].record(w.h2d());
+  LAB_CUDA_CHECK(cudaStreamWaitEvent(w.compute(), w.panel_ready[b].get()));
+  return s;
+  // LAB:SKELETON
+  (void)w, (void)t, (void)p;
+  LAB_TODO(
+      "step07 streams stage 1, load_panels: load panel p of A and B into the next panel buffer on "
+      "w.h2d(), between the events panel_free[b] and panel_ready[b]");
+  // LAB:SOLUTION-END
+}
+
+// Stage 2. The first and the last panel's products run in column blocks of C
+// (plan.hpp's kCBlocks, t.bw wide, the same columns of the buffer in every
+// tile): the first panel's product into block j waits only for the previous
+// tile's copy back of block j, not for the whole tile, and block j goes back
+// while the others are multiplied, so the end of one tile overlaps the start
+// of the next. Eight blocks: a block of a 16384-wide tile (2048 columns) is
+// still a product cuBLAS runs at full speed.
+void multiply_block(detail::Worker& w, const detail::Tile& t, const detail::Panels& s, int64_t j) {
+  // LAB:SOLUTION-BEGIN  first panel: compute waits for c_stored[j] (and, when beta != 0 but C is not
+  // LAB:HINT  late, h2d waits for it too and loads the block first, c_loaded); the product into the
+  // LAB:HINT  block (beta: t.call.beta on the first panel, 0 there when C is late, 1 after); last panel: c_done, then
+  // LAB:HINT  d2h copies the block back and records c_stored[j]
+  const detail::Call& c = t.call;
+  const bool first = s.p == 0, last = s.p == t.panels - 1;
+  const MatView dCj = t.device_block(j);
+  cuda::Event& stored = w.c_stored[j];
+  // Block j of the C buffer is free once the previous tile's copy back
+  // has read it (the first panels may arrive before that).
+  if (first) LAB_CUDA_CHECK(cudaStreamWaitEvent(w.compute(), stored.get()));
+  if (first && c.beta != 0 && !t.late_c) {
+    LAB_CUDA_CHECK(cudaStreamWaitEvent(w.h2d(), stored.get()));
+    w.load(dCj, t.host_block(j), w.h2d());
+    w.c_loaded.record(w.h2d());
+    LAB_CUDA_CHECK(cudaStreamWaitEvent(w.compute(), w.c_loaded.get()));
+  }
+  // The first panel's product scales the C it was given by beta, or, when C
+  // comes late, overwrites the buffer (beta = 0; add_c adds beta C later).
+  w.gemm(c.alpha, s.A, s.B.block(0, j * t.bw, s.B.rows, dCj.cols), first ? (t.late_c ? 0.0 : c.beta) : 1.0, dCj);
+  if (last) {
+    w.c_done.record(w.compute());
+    LAB_CUDA_CHECK(cudaStreamWaitEvent(w.d2h(), w.c_done.get()));
+    w.store(t.host_block(j), dCj, w.d2h());
+    stored.record(w.d2h());
+  }
+  // LAB:SKELETON
+  (void)w, (void)t, (void)s, (void)j;
+  LAB_TODO(
+      "step07 streams stage 2, multiply_block: the first or last panel's product into column block j "
+      "of the C tile; the first waits for c_stored[j], the last copies the block back (c_done, c_stored[j])");
+  // LAB:SOLUTION-END
+}
+
+// Stage 3.
+void add_c(detail::Worker& w, const detail::Tile& t, int64_t j) {
+  // LAB:SOLUTION-BEGIN  on h2d: wait for c_in_free, load block j of the host's C into w.c_in(...),
+  // LAB:HINT  record c_in_ready; on compute: wait for it, w.add beta times it to the block, record c_in_free
+  const MatView in = w.c_in(t.r.rows, t.block_cols(j));
+  LAB_CUDA_CHECK(cudaStreamWaitEvent(w.h2d(), w.c_in_free.get()));
+  w.load(in, t.host_block(j), w.h2d());
+  w.c_in_ready.record(w.h2d());
+  LAB_CUDA_CHECK(cudaStreamWaitEvent(w.compute(), w.c_in_ready.get()));
+  w.add(t.call.beta, in, t.device_block(j));
+  w.c_in_free.record(w.compute());
+  // LAB:SKELETON
+  (void)w, (void)t, (void)j;
+  LAB_TODO(
+      "step07 streams stage 3, add_c: bring block j of the host's C in through w.c_in on w.h2d() and add "
+      "beta times it to the C tile on w.compute(), between the events c_in_free and c_in_ready");
+  // LAB:SOLUTION-END
+}
+
+// One tile: the k loop around the three stages (given).
 void run_tile(detail::Worker& w, int64_t index) {
-  const detail::Call& c = w.call();
-  const Plan& plan = c.plan;
-  const TileRange r = plan.tile(index);
-  const MatView hC = c.C.block(r.i0, r.j0, r.rows, r.cols);
-  const MatView dC = w.c_tile(r.rows, r.cols);
-  // LAB:SOLUTION-BEGIN  queue the tile's copies and products on w.h2d(), w.compute(), w.d2h() with events
-  // LAB:HINT  between them
-  // The first and the last panel's products run in column blocks of C (plan.hpp's kCBlocks,
-  // each c_block_width wide, the same columns of the buffer in every tile): the first panel's product into
-  // block j waits only for the previous tile's copy back of block j, not for the whole tile, and block j
-  // goes back while the others are multiplied, so the end of one tile overlaps the start of the next.
-  // Eight blocks: a block of a 16384-wide tile (2048 columns) is still a product cuBLAS runs at full speed.
-  const int64_t bw = c_block_width(plan.shape);
-  const int64_t blocks = (r.cols + bw - 1) / bw, P = plan.panels;
-  // With two panels or more, C comes in late, after the first panel's product into it (beta = 0) and
-  // before its last one: one block after each middle panel's product, spread over them when there are
-  // enough (the h2d stream then never waits for a product), the blocks left over in the last panel,
-  // each just before its product there. With one panel it must come first.
-  const bool late_c = c.beta != 0 && P > 1;
-  const int64_t middle = P - 2;
-  auto c_panel = [&](int64_t j) {
-    if (middle >= blocks) return 1 + j * middle / blocks;
-    return j < middle ? 1 + j : P - 1;
-  };
-  auto add_c = [&](int64_t j) {  // dC block j += beta * (host C block j), through the c_in buffer
-    const int64_t cw = std::min(bw, r.cols - j * bw);
-    const MatView in = w.c_in(r.rows, cw);
-    LAB_CUDA_CHECK(cudaStreamWaitEvent(w.h2d(), w.c_in_free.get()));
-    w.load(in, hC.block(0, j * bw, r.rows, cw), w.h2d());
-    w.c_in_ready.record(w.h2d());
-    LAB_CUDA_CHECK(cudaStreamWaitEvent(w.compute(), w.c_in_ready.get()));
-    w.add(c.beta, in, dC.block(0, j * bw, r.rows, cw));
-    w.c_in_free.record(w.compute());
-  };
+  const detail::Tile t(w, index);
+  const detail::Call& c = t.call;
   int b = 0;
-  for (int64_t p = 0; p < P && !w.stopped(); ++p) {
-    b = w.next_panel_buffer();
-    const int64_t p0 = plan.panel_start(p), d = plan.panel_depth(p);
-    const MatView dA = w.a_panel(b, r.rows, d), dB = w.b_panel(b, d, r.cols);
-    // Buffer b is free once the product two panels back has read it.
-    LAB_CUDA_CHECK(cudaStreamWaitEvent(w.h2d(), w.panel_free[b].get()));
-    w.load(dA, c.A.block(r.i0, p0, r.rows, d), w.h2d());
-    w.load(dB, c.B.block(p0, r.j0, d, r.cols), w.h2d());
-    w.panel_ready[b].record(w.h2d());
-    const bool first = p == 0, last = p == P - 1;
-    LAB_CUDA_CHECK(cudaStreamWaitEvent(w.compute(), w.panel_ready[b].get()));
-    if (!first && !last) {
-      w.gemm(c.alpha, dA, dB, 1.0, dC);
-      for (int64_t j = 0; j < blocks && late_c; ++j)
-        if (c_panel(j) == p) add_c(j);
+  for (int64_t p = 0; p < t.panels && !w.stopped(); ++p) {
+    const detail::Panels s = load_panels(w, t, p);
+    b = s.b;
+    if (p != 0 && p != t.panels - 1) {
+      // A middle panel: one product into the whole tile, then the blocks of C due now.
+      w.gemm(c.alpha, s.A, s.B, 1.0, t.dC);
+      for (int64_t j = 0; j < t.blocks; ++j)
+        if (t.c_panel(j) == p) add_c(w, t, j);
     } else {
-      for (int64_t j = 0; j < blocks; ++j) {
-        const int64_t cw = std::min(bw, r.cols - j * bw);
-        const MatView dCj = dC.block(0, j * bw, r.rows, cw);
-        cuda::Event& stored = w.c_stored[j];
-        // Block j of the C buffer is free once the previous tile's copy back
-        // has read it (the first panels above may arrive before that).
-        if (first) LAB_CUDA_CHECK(cudaStreamWaitEvent(w.compute(), stored.get()));
-        if (first && c.beta != 0 && !late_c) {
-          LAB_CUDA_CHECK(cudaStreamWaitEvent(w.h2d(), stored.get()));
-          w.load(dCj, hC.block(0, j * bw, r.rows, cw), w.h2d());
-          w.c_loaded.record(w.h2d());
-          LAB_CUDA_CHECK(cudaStreamWaitEvent(w.compute(), w.c_loaded.get()));
-        }
-        if (last && late_c && c_panel(j) == p) add_c(j);
-        // The first panel's product scales the C it was given by beta, or, when C
-        // comes late, overwrites the buffer (beta = 0; add_c adds beta C later).
-        w.gemm(c.alpha, dA, dB.block(0, j * bw, d, cw), first ? (late_c ? 0.0 : c.beta) : 1.0, dCj);
-        if (last) {
-          w.c_done.record(w.compute());
-          LAB_CUDA_CHECK(cudaStreamWaitEvent(w.d2h(), w.c_done.get()));
-          w.store(hC.block(0, j * bw, r.rows, cw), dCj, w.d2h());
-          stored.record(w.d2h());
-        }
+      // The first and the last panel, block by block; C left over for the
+      // last panel joins each block just before its product.
+      for (int64_t j = 0; j < t.blocks; ++j) {
+        if (t.c_panel(j) == p) add_c(w, t, j);
+        multiply_block(w, t, s, j);
       }
     }
+    // The products that read buffer b are queued: h2d refills it once they are done.
     w.panel_free[b].record(w.compute());
   }
   // Pinned copies return at once: without this the host would queue every
@@ -115,12 +152,6 @@ void run_tile(detail::Worker& w, int64_t index) {
   // Taking the next tile once this one's last panel is in keeps one panel of
   // look-ahead.
   w.panel_ready[b].sync();
-  // LAB:SKELETON
-  (void)hC, (void)dC;
-  LAB_TODO(
-      "step07 streams: queue the tile's panel copies (w.h2d), products (w.compute) and copy back "
-      "(w.d2h) with events between them (see the comment at the top of streams.cpp)");
-  // LAB:SOLUTION-END
 }
 
 void dgemm_streams(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,

@@ -101,7 +101,143 @@ struct Pinned {
   }
 };
 
+// What a call moved, from its trace (every event checked on the way).
+struct Traffic {
+  double h2d = 0, d2h = 0, host = 0;
+  int products = 0;
+};
+
+Traffic traffic(const std::vector<lab::step07::TraceEvent>& trace) {
+  Traffic t;
+  for (const auto& e : trace) {
+    EXPECT_LE(e.start_s, e.end_s);
+    EXPECT_GE(e.start_s, 0.0);
+    if (e.kind == "H2D")
+      t.h2d += double(e.bytes);
+    else if (e.kind == "D2H")
+      t.d2h += double(e.bytes);
+    else if (e.kind == "compute")
+      ++t.products;
+    else if (e.kind == "host")
+      t.host += double(e.bytes);
+    else if (e.kind != "wait")
+      ADD_FAILURE() << "unknown kind " << e.kind;
+  }
+  return t;
+}
+
+// The bytes of the plan (handout: "Two loop orders"): A once per column of
+// tiles, B once per row of tiles, C at most once each way.
+double planned_h2d(int64_t m, int64_t n, int64_t k, int64_t tm, int64_t tn, bool load_c) {
+  const double tiles_m = double((m + tm - 1) / tm), tiles_n = double((n + tn - 1) / tn);
+  return 8.0 * (tiles_n * double(m * k) + tiles_m * double(k * n) + (load_c ? double(m * n) : 0.0));
+}
+
+// Stage 1 alone (streams.cpp's load_panels): one stream, each tile's C
+// loaded first and copied back last on the product stream (as sync.cpp
+// does), every product over the whole tile; only the panels come through
+// load_panels. The buffers must alternate and hold the right panels.
+void panels_only(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, const Options& o) {
+  namespace d = lab::step07::detail;
+  const std::vector<lab::step07::StreamSlot> slots{{0, o.gpus.front(), 0}};
+  auto call = d::prepare(alpha, A, B, beta, C, o, slots);
+  if (!call) return;
+  d::run_streams(*call, slots, [](d::Worker& w) {
+    const d::Call& c = w.call();
+    int want_b = 0;
+    for (int64_t index = 0; index < c.plan.tiles(); ++index) {
+      const d::Tile t(w, index);
+      if (c.beta != 0) w.load(t.dC, t.hC, w.compute());
+      for (int64_t p = 0; p < t.panels; ++p) {
+        const d::Panels s = lab::step07::load_panels(w, t, p);
+        const int64_t depth = c.plan.panel_depth(p);
+        EXPECT_EQ(s.b, want_b) << "the panel buffers alternate 0, 1, 0, ... (w.next_panel_buffer())";
+        EXPECT_EQ(s.p, p);
+        EXPECT_EQ(s.A.data, w.a_panel(s.b, 1, 1).data) << "panel A of buffer b is w.a_panel(b, ...)";
+        EXPECT_EQ(s.B.data, w.b_panel(s.b, 1, 1).data) << "panel B of buffer b is w.b_panel(b, ...)";
+        EXPECT_TRUE(s.A.rows == t.r.rows && s.A.cols == depth && s.B.rows == depth && s.B.cols == t.r.cols)
+            << "panel " << p << ": A is " << s.A.rows << " x " << s.A.cols << ", B " << s.B.rows << " x "
+            << s.B.cols << "; want " << t.r.rows << " x " << depth << " and " << depth << " x " << t.r.cols;
+        want_b ^= 1;
+        w.gemm(c.alpha, s.A, s.B, p == 0 ? c.beta : 1.0, t.dC);
+        w.panel_free[s.b].record(w.compute());
+      }
+      w.store(t.hC, t.dC, w.compute());
+      w.finish();
+    }
+  });
+}
+
+// Stages 1 and 2 (load_panels, multiply_block) without stage 3: dgemm_streams
+// where C never has to come late: beta = 0 (C not read) over many panels, or
+// any beta with one panel (C comes first). The tile must be given: under a
+// memory cap the plan may cut k into panels again.
+void c_never_late(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, const Options& o) {
+  Options one = o;
+  if (beta != 0) one.tk = std::max<int64_t>(1, A.cols);
+  lab::step07::dgemm_streams(alpha, A, B, beta, C, one);
+}
+
 }  // namespace
+
+// Stage 1: load_panels.
+LAB_CONTRACT_SUITE(Step07Stage1Panels, subject(&panels_only, tiles(7, 9, 4)));
+
+TEST(Step07Stage1Panels, EachPanelCrossesOncePerTile) {
+  if (skip_without_gpu()) GTEST_SKIP();
+  const int64_t m = 100, n = 70, k = 90;
+  Problem p(m, n, k);
+  std::vector<lab::step07::TraceEvent> trace;
+  Options o = tiles(32, 32, 16);
+  o.trace = &trace;
+  panels_only(1.0, p.A.cview(), p.B.cview(), 0.0, p.C.view(), o);
+  p.expect_correct(1.0, 0.0);
+  const Traffic t = traffic(trace);
+  EXPECT_DOUBLE_EQ(t.h2d, planned_h2d(m, n, k, 32, 32, false));
+  EXPECT_EQ(t.products, 4 * 3 * 6);
+}
+
+// Stage 2: multiply_block (with stage 1's load_panels).
+LAB_CONTRACT_SUITE(Step07Stage2Blocks, subject(&c_never_late, tiles(7, 9, 4, {0}, 3)));
+
+TEST(Step07Stage2Blocks, TheCTileStaysOnTheDeviceAcrossK) {
+  if (skip_without_gpu()) GTEST_SKIP();
+  const int64_t m = 100, n = 70, k = 90;
+  Problem p(m, n, k);
+  for (const double beta : {0.0, -0.5}) {
+    SCOPED_TRACE(beta == 0 ? "beta = 0, six panels: C never read" : "beta = -0.5, one panel: C comes first");
+    p.reset();
+    std::vector<lab::step07::TraceEvent> trace;
+    Options o = tiles(32, 32, beta == 0 ? 16 : k);
+    o.trace = &trace;
+    lab::step07::dgemm_streams(1.5, p.A.cview(), p.B.cview(), beta, p.C.view(), o);
+    p.expect_correct(1.5, beta);
+    const Traffic t = traffic(trace);
+    EXPECT_DOUBLE_EQ(t.h2d, planned_h2d(m, n, k, 32, 32, beta != 0));
+    EXPECT_DOUBLE_EQ(t.d2h, 8.0 * m * n) << "each block of C goes back once, after the last panel";
+  }
+}
+
+// Stage 3: add_c; with it dgemm_streams is whole, and the suites below test it.
+TEST(Step07Stage3LateC, EveryPanelCountBringsCInOnce) {
+  if (skip_without_gpu()) GTEST_SKIP();
+  const int64_t m = 40, n = 37, k = 48;
+  Problem p(m, n, k);
+  // 2 panels: no middle, every block of C joins the last panel; 3 and 6: one
+  // block after each middle panel, the rest in the last; 12: spread over the middle.
+  for (const int64_t tk : {24, 16, 8, 4}) {
+    SCOPED_TRACE("tk = " + std::to_string(tk));
+    p.reset();
+    std::vector<lab::step07::TraceEvent> trace;
+    Options o = tiles(16, 16, tk);
+    o.trace = &trace;
+    lab::step07::dgemm_streams(0.5, p.A.cview(), p.B.cview(), 2.0, p.C.view(), o);
+    p.expect_correct(0.5, 2.0);
+    const Traffic t = traffic(trace);
+    EXPECT_DOUBLE_EQ(t.h2d, planned_h2d(m, n, k, 16, 16, true));
+    EXPECT_DOUBLE_EQ(t.d2h, 8.0 * m * n);
+  }
+}
 
 LAB_CONTRACT_SUITE(Step07Sync, subject(&lab::step07::dgemm_sync, tiles(16, 12, 5)));
 LAB_CONTRACT_SUITE(Step07Streams, subject(&lab::step07::dgemm_streams, small_cap()));
@@ -150,29 +286,14 @@ TEST(Step07, TraceHasEveryCopyAndProductAndTheBytesOfThePlan) {
   o.trace = &trace;
   lab::step07::dgemm_streams(1.0, p.A.cview(), p.B.cview(), 1.0, p.C.view(), o);
   p.expect_correct(1.0, 1.0);
-  double h2d = 0, d2h = 0, host = 0;
-  int products = 0;
-  for (const auto& e : trace) {
-    EXPECT_LE(e.start_s, e.end_s);
-    EXPECT_GE(e.start_s, 0.0);
-    if (e.kind == "H2D")
-      h2d += double(e.bytes);
-    else if (e.kind == "D2H")
-      d2h += double(e.bytes);
-    else if (e.kind == "compute")
-      ++products;
-    else if (e.kind == "host")
-      host += double(e.bytes);
-    else if (e.kind != "wait")
-      ADD_FAILURE() << "unknown kind " << e.kind;
-  }
+  const Traffic t = traffic(trace);
   // 4 x 3 tiles of C, 6 panels each (the first and last in column blocks: more
   // products); A crosses once per column of tiles, B once per row, C once each way.
-  EXPECT_GE(products, 4 * 3 * 6);
-  EXPECT_DOUBLE_EQ(h2d, 8.0 * (3.0 * m * k + 4.0 * k * n + double(m) * n));
-  EXPECT_DOUBLE_EQ(d2h, 8.0 * m * n);
+  EXPECT_GE(t.products, 4 * 3 * 6);
+  EXPECT_DOUBLE_EQ(t.h2d, 8.0 * (3.0 * m * k + 4.0 * k * n + double(m) * n));
+  EXPECT_DOUBLE_EQ(t.d2h, 8.0 * m * n);
   // pageable matrices: every byte of a copy also passed a host thread's staging copy
-  EXPECT_DOUBLE_EQ(host, h2d + d2h);
+  EXPECT_DOUBLE_EQ(t.host, t.h2d + t.d2h);
 }
 
 TEST(Step07, BadOptionsThrowBeforeAnyWork) {
