@@ -45,10 +45,22 @@ std::vector<int> all_gpus() {
 // `every_gpu` every visible one (which asks the CUDA runtime).
 Options options_of(const lab::Params& p, bool every_gpu) {
   Options o;
-  if (!p.gpu_list.empty())
+  if (!p.gpu_list.empty()) {
+    // A GPU id this machine lacks is a usage error, found before any device is
+    // touched (where there is no GPU at all, the run says skipped instead).
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+      cudaGetLastError();
+    } else {
+      for (int g : p.gpu_list)
+        if (g >= count)
+          throw std::invalid_argument("--gpus: GPU id " + std::to_string(g) + " does not exist (this machine has " +
+                                      std::to_string(count) + " GPU" + (count == 1 ? "" : "s") + ")");
+    }
     o.gpus = p.gpu_list;
-  else if (every_gpu)
+  } else if (every_gpu) {
     o.gpus = all_gpus();
+  }
   if (p.streams > 0) o.streams_per_gpu = p.streams;
   set_tile(o, p.tile);
   o.device_mem_limit = size_t(p.device_mem_limit);

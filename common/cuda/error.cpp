@@ -17,6 +17,9 @@ namespace {
 }  // namespace
 
 void throw_error(cudaError_t e, const char* call, const char* file, int line) {
+  // The runtime also keeps this error as its "last error": taken here, it cannot
+  // surface again at an unrelated later check (a launch's cudaGetLastError).
+  cudaGetLastError();
   raise(call, file, line, std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")");
 }
 

@@ -65,7 +65,8 @@ def programs(bin_dir, mpiexec):
         p[s] = dict(kind="cpu", cmd=[bin_dir / s], small=SMALL_STEP)
     for s in GPU_STEPS:
         p[s] = dict(kind="gpu", cmd=[bin_dir / s], small=["--n", "64", "--reps", "1", "--min-time", "0"])
-    p["step07_probe"] = dict(kind="gpu", cmd=[bin_dir / "step07_probe"], small=["--sizes", "256"])
+    p["step07_probe"] = dict(kind="gpu", cmd=[bin_dir / "step07_probe"],
+                             small=["--sizes", "256", "--bytes", "1M", "--dgemm-n", "256"])
     p["step06_ceiling"] = dict(kind="gpu", cmd=[bin_dir / "step06_ceiling"], small=[])
     p["step09_ceiling"] = dict(kind="gpu", cmd=[bin_dir / "step09_ceiling"], small=[])
     p["apsp"] = dict(kind="cpu", cmd=[bin_dir / "step09_semiring", "apsp"], small=["--graph", "@graph.gr"],
@@ -153,10 +154,13 @@ def options_from_help(text):
     return out
 
 
-def good_value(meta, rng):
-    """A value the option could well take (for pairs of options)."""
+def good_value(meta, rng, name=""):
+    """A value the option could well take (for pairs of options). A time is
+    short: `--min-time 16` is a fine request, but one that takes 16 s."""
     if not meta:
         return None
+    if "time" in name or "sec" in meta.lower():
+        return rng.choice(["0", "0.01"])
     if "|" in meta:
         return rng.choice(meta.split("|"))
     if "," in meta and not meta.endswith("..."):
@@ -187,7 +191,7 @@ def vectors(name, prog, opts, fixtures, rng, count):
                 out.append((small + [opt, v], opt))
             else:
                 out.append((small + [opt + "=" + v], opt))
-        out.append((small + [opt, good_value(meta, rng) or "", opt] if meta else small + [opt, opt], None))
+        out.append((small + [opt, good_value(meta, rng, opt) or "", opt] if meta else small + [opt, opt], None))
     must = []  # the file vectors and unknown options: always run
     for junk in ["--bogus", "-z", "--", "positional", "--n=", "--\u00e9", "-" * 3]:
         must.append((small + [junk], junk))
@@ -209,7 +213,7 @@ def vectors(name, prog, opts, fixtures, rng, count):
         a, b = rng.choice(names), rng.choice(names)
         tail = list(small)
         for o in (a, b):
-            v = good_value(opts[o], rng) if rng.random() < 0.7 else rng.choice(BAD_VALUES)
+            v = good_value(opts[o], rng, o) if rng.random() < 0.7 else rng.choice(BAD_VALUES)
             tail += [o] + ([v] if opts[o] and v is not None else [])
         out.append((tail, None))
     return out
