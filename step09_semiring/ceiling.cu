@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "lab/bench.hpp"
 #include "lab/cuda.hpp"
 #include "lab/timer.hpp"
 #include "reference.hpp"
@@ -179,8 +180,11 @@ Args parse(int argc, char** argv) {
     } else if (arg == "--csv") {
       a.csv = value();
       if (a.csv.empty()) usage_error("--csv needs a file name");
-      std::ofstream probe_file(a.csv, std::ios::app);
-      if (!probe_file) usage_error("cannot write '" + a.csv + "'");
+      try {  // checked, not created: a later bad argument leaves nothing behind
+        lab::require_writable(a.csv, "--csv");
+      } catch (const std::exception& e) {
+        usage_error(e.what());
+      }
     } else {
       usage_error("unknown argument '" + arg + "'");
     }

@@ -383,7 +383,9 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
         }
         print_row(r);
         rows.push_back(r);
+        if (status == kExitUsage) break;  // the same refusal would follow from every other row
       }
+      if (status == kExitUsage) break;
     }
   } catch (const std::bad_alloc&) {
     std::cerr << prog << ": error: cannot allocate the matrices for " << o.m << " x " << o.n << " x " << o.k << "\n";
@@ -392,9 +394,9 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
     std::cerr << prog << ": error: " << e.what() << "\n";
     return kExitError;
   }
-  try {
-    if (!o.csv.empty()) append_csv(o.csv, rows);
-    if (!o.json.empty()) write_json(o.json, rows);
+  try {  // (a refused request writes no results)
+    if (!o.csv.empty() && status != kExitUsage) append_csv(o.csv, rows);
+    if (!o.json.empty() && status != kExitUsage) write_json(o.json, rows);
   } catch (const std::exception& e) {
     std::cerr << prog << ": error: " << e.what() << "\n";
     return kExitError;

@@ -50,11 +50,18 @@ int64_t parse_bytes(const std::string& flag, const std::string& text) {
   return v << shift;
 }
 
+// A list of numbers: "1,,2" or "1," is a typo, refused (split_list would drop the gap).
+std::vector<std::string> split_numbers(const std::string& flag, const std::string& s) {
+  if (s.find(",,") != std::string::npos || (!s.empty() && (s.front() == ',' || s.back() == ',')))
+    throw UsageError(flag + ": an empty entry in '" + s + "'");
+  return split_list(s);
+}
+
 }  // namespace
 
 std::vector<int> parse_gpu_list(const std::string& flag, const std::string& text) {
   std::vector<int> ids;
-  for (const auto& g : split_list(text)) ids.push_back(int(parse_int(flag, g, 0, 1023)));
+  for (const auto& g : split_numbers(flag, text)) ids.push_back(int(parse_int(flag, g, 0, 1023)));
   if (ids.empty()) throw UsageError(flag + " needs GPU ids, e.g. " + flag + " 0,1 or " + flag + " 0,0");
   return ids;
 }
@@ -131,7 +138,7 @@ BenchOptions parse_bench_args(int argc, const char* const* argv, const StepInfo&
       o.m = o.n = o.k = parse_int(a, next(), 0, kMaxDim);
     } else if (a == "--sizes") {
       o.sizes.clear();
-      for (const auto& s : split_list(next())) o.sizes.push_back(parse_int(a, s, 0, kMaxDim));
+      for (const auto& s : split_numbers(a, next())) o.sizes.push_back(parse_int(a, s, 0, kMaxDim));
       if (o.sizes.empty()) throw UsageError("--sizes needs sizes, e.g. --sizes 16,64,256");
     } else if (a == "--reps") {
       o.reps = static_cast<int>(parse_int(a, next(), 1, 100000));
@@ -151,7 +158,7 @@ BenchOptions parse_bench_args(int argc, const char* const* argv, const StepInfo&
     } else if (a == "--tile") {
       o.params.tile.clear();
       const std::string v = next();
-      for (const auto& s : split_list(v)) o.params.tile.push_back(parse_int("--tile", s, 1, 1 << 20));
+      for (const auto& s : split_numbers("--tile", v)) o.params.tile.push_back(parse_int("--tile", s, 1, 1 << 20));
       if (o.params.tile.empty()) throw UsageError("--tile needs sizes, e.g. --tile 64,256,512");
     } else if (a == "--gpus") {
       o.params.gpu_list = parse_gpu_list(a, next());
