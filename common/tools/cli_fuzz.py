@@ -306,6 +306,11 @@ FIXED = [
     ("apsp", ["--graph", "@bad_overflow.gr"], {2}, r"can overflow a double.*at most", 5),
     ("apsp", ["--graph", "@graph.gr", "--out", "@a_folder"], {2}, r"is a folder", 5),
     ("apsp", ["--graph", "@graph.gr", "--expect", "@a_folder"], {2}, r"is a folder", 5),
+    ("step07_streams_multigpu", ["--n", "64", "--tile", "1,,2", "--variant", "streams"], {2},
+     r"--tile: an empty entry in '1,,2'", 2),
+    ("step04_simd", ["--sizes", "16,,32"], {2}, r"--sizes: an empty entry", 5),
+    ("step04_simd", ["--n", "64", "--tile", "1,2,3,4,5", "--csv", "out.csv"], {2}, r"tile", 5),
+    ("step09_ceiling", ["--n", "256", "--csv", "out.csv", "--csv"], {2}, r"--csv needs a value", 5),
 ]
 
 
