@@ -353,7 +353,7 @@ std::unique_ptr<OutputFile> open_output(const std::string& path) {
   try {
     return std::make_unique<OutputFile>(path);
   } catch (const std::runtime_error& e) {
-    throw UsageError(e.what());
+    throw UsageError(std::string("--out: ") + e.what());
   }
 }
 
