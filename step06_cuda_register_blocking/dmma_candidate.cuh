@@ -1,6 +1,8 @@
-// step06 — given: the parts the candidate DMMA kernels share (dmma_variants.cu,
-// ata_dmma.cu): a block shape, B-type operands stored column by column with
-// swizzled pairs, and the multiply loop over the cp.async ring.
+// step06 — given: the parts the DMMA kernels beside the teaching one share
+// (dmma_variants.cu, ata_dmma.cu): a block shape, B-type operands stored
+// column by column with swizzled pairs, and the multiply loops over the
+// cp.async ring: multiply (16-deep mma steps, as the teaching kernel) and
+// multiply_k8 (8-deep steps, the operands of a whole step held twice).
 #pragma once
 
 #include <cstdint>
@@ -134,6 +136,112 @@ __device__ __forceinline__ void multiply(const Loader& loader, double* smem, int
           }
         });
   }
+}
+
+// The operands of one 8-deep k step of a warp's tile for mma_16x8x8: a[mi]
+// for each 16-row strip, b[ni] for each 8-column piece (24 doubles for the
+// 64 x 32 warp tile, half of a 16-deep step's).
+template <class S>
+struct OperandsK8 {
+  double a[S::kMI][4], b[S::kNI][2];
+};
+
+// Loads k step kk (k offsets 8 kk .. 8 kk + 7 of the slice) of the operands.
+// The labels of the instruction are chosen so that each register pair is one
+// 16-byte load: fragment k index t stands for k offset 8 kk + 2 t and t + 4
+// for 8 kk + 2 t + 1 (a pair of neighbours in a column of B, BPairSlot's
+// pair 4 kk + t), and mma rows g, g + 8 for rows 2 g, 2 g + 1 of the strip
+// (neighbours in a row of As, k-major with stride kLdA). Two loads per strip
+// of A, one per piece of B; like the teaching kernel's, free of bank
+// conflicts (kLdA = 2 mod 16, BPairSlot).
+template <class S>
+__device__ __forceinline__ void load_a_k8(const double* As, int kk, int r0, int g, int t, double (&a)[4]) {
+  const double* const p = As + (8 * kk + 2 * t) * S::kLdA + r0 + 2 * g;
+  const double2 first = *reinterpret_cast<const double2*>(p);           // k index t
+  const double2 second = *reinterpret_cast<const double2*>(p + S::kLdA);  // k index t + 4
+  a[0] = first.x;
+  a[1] = first.y;
+  a[2] = second.x;
+  a[3] = second.y;
+}
+// (col: the first column of the 8-column piece, a multiple of 8, so that the
+// swizzle depends on g alone.)
+template <class S>
+__device__ __forceinline__ void load_b_k8(const double* Bs, int kk, int col, int g, int t, double (&b)[2]) {
+  const double2 pair = *reinterpret_cast<const double2*>(Bs + (col + g) * S::BK + 2 * BPairSlot(g, 4 * kk + t));
+  b[0] = pair.x;
+  b[1] = pair.y;
+}
+
+// The warp's share of the block's product with 8-deep mma steps and the
+// operands of a whole step held twice: while the tensor cores multiply step
+// j out of one set, the warp loads step j + 1 into the other, and the two
+// sets swap every step (a slice of BK = 16 is two steps, so each set keeps
+// its registers from one slice to the next and nothing is copied). Step j +
+// 1 crosses into the next slice at the end of each slice, so iteration s
+// waits for slices s and s + 1, as in for_each_slice_prefetch. Within a step
+// the mma go strip by strip (mi), and each load into the other set is placed
+// where the registers it overwrites were last read (by the previous step's
+// mma) at least a row of mma earlier, and where what it brings is needed at
+// least a row of mma later: the A strips of the next step one row of mma
+// apart, its B pieces halfway through.
+//
+// The ring: one __syncthreads per slice, between its two steps. Right
+// after it, iteration s refills the stage slice s - 1 used (nobody reads it
+// any more) with slice s + kStages - 1, whose copies then have kStages - 2
+// slices of time to land. On an H100 the barrier between the steps measured
+// 2-4 % faster than one before the first step (NOTES.md).
+template <class S, class Loader>
+__device__ __forceinline__ void multiply_k8(const Loader& loader, double* smem, int64_t k, int wm0, int wn0,
+                                            int g, int t, double (&acc)[S::kMI][S::kNI][4]) {
+  static_assert(S::BK == 16, "two 8-deep steps per slice: the sets swap back at every slice");
+  static_assert(S::kMI >= 2, "the loads are spread over the strips of a step");
+  static_assert(S::kStages >= 4, "the copies of slice s + 1 must land while slice s - 1 is multiplied");
+  OperandsK8<S> ops[2];
+  auto load = [&](const double* As, const double* Bs, int kk, OperandsK8<S>& o, int part) {
+    // part p < kMI: A strip p; part kMI: every B piece
+    if (part < S::kMI) load_a_k8<S>(As, kk, wm0 + 16 * part, g, t, o.a[part]);
+    else
+#pragma unroll
+      for (int ni = 0; ni < S::kNI; ++ni) load_b_k8<S>(Bs, kk, wn0 + 8 * ni, g, t, o.b[ni]);
+  };
+  auto step = [&](const OperandsK8<S>& cur, OperandsK8<S>& nxt, const double* As, const double* Bs, int kk) {
+    load(As, Bs, kk, nxt, 0);
+#pragma unroll
+    for (int mi = 0; mi < S::kMI; ++mi) {
+#pragma unroll
+      for (int ni = 0; ni < S::kNI; ++ni) Dmma::mma_16x8x8(acc[mi][ni], cur.a[mi], cur.b[ni]);
+      if (mi + 1 < S::kMI) load(As, Bs, kk, nxt, mi + 1);
+      if (mi == S::kMI / 2 - 1) load(As, Bs, kk, nxt, S::kMI);
+    }
+  };
+  const int64_t slices = (k + S::BK - 1) / S::BK;
+  auto stage = [&](int index) { return smem + index * S::kStage; };
+  auto refill = [&](int64_t slice, int index) {
+    if (slice < slices) copy_slice<S::BK>(loader, stage(index), stage(index) + S::BK * S::kLdA, slice * S::BK);
+    Async::commit();  // one group per slice, even an empty one
+  };
+#pragma unroll
+  for (int s = 0; s < S::kStages - 1; ++s) refill(s, s);
+  Async::wait<S::kStages - 2>();  // slice 0
+  __syncthreads();
+#pragma unroll
+  for (int part = 0; part <= S::kMI; ++part) load(smem, smem + S::BK * S::kLdA, 0, ops[0], part);
+  int here = 0;  // the stage of slice s (s % kStages, counted rather than divided)
+  for (int64_t s = 0; s < slices; ++s) {
+    const int after = here + 1 == S::kStages ? 0 : here + 1, before = here == 0 ? S::kStages - 1 : here - 1;
+    // The first step reads only slice s, which the last barrier made
+    // visible: the barrier goes between the steps, before the first read of
+    // slice s + 1, with the first step's mma still in the pipe while the
+    // warps wait for each other.
+    step(ops[0], ops[1], stage(here), stage(here) + S::BK * S::kLdA, 1);
+    Async::wait<S::kStages - 3>();  // this thread's copies of slice s + 1 are done
+    __syncthreads();                // everyone's are, and nobody reads slice s - 1 any more
+    refill(s + S::kStages - 1, before);
+    step(ops[1], ops[0], stage(after), stage(after) + S::BK * S::kLdA, 0);
+    here = after;
+  }
+  Async::wait<0>();
 }
 
 }  // namespace lab::step06::detail

@@ -44,11 +44,14 @@ inline void allow_dynamic_smem(const void* kernel, size_t bytes) {
 }
 
 /// The tiles of a launcher table, in its order.
+inline std::vector<Tile> tiles_of(const KernelChoice* choices, size_t count) {
+  std::vector<Tile> out;
+  for (size_t i = 0; i < count; ++i) out.push_back({choices[i].bm, choices[i].bn, choices[i].bk});
+  return out;
+}
 template <size_t N>
 std::vector<Tile> tiles_of(const KernelChoice (&choices)[N]) {
-  std::vector<Tile> out;
-  for (const KernelChoice& k : choices) out.push_back({k.bm, k.bn, k.bk});
-  return out;
+  return tiles_of(choices, N);
 }
 
 /// "bm,bn,bk bm,bn,bk ...", as --tile takes them.
@@ -62,13 +65,19 @@ inline std::string tile_list(const std::vector<Tile>& tiles) {
 }
 
 /// Runs the choice built for `tile`, or throws std::invalid_argument naming the built ones.
+inline void run_tile(const char* who, const KernelChoice* choices, size_t count, Tile tile, double alpha,
+                     ConstMatView A, ConstMatView B, double beta, MatView C, cudaStream_t stream) {
+  for (size_t i = 0; i < count; ++i) {
+    const KernelChoice& k = choices[i];
+    if (k.bm == tile.bm && k.bn == tile.bn && k.bk == tile.bk) return k.run(alpha, A, B, beta, C, stream);
+  }
+  throw std::invalid_argument(std::string(who) + ": no kernel for tile " + tile_list({tile}) + " (built: " +
+                              tile_list(tiles_of(choices, count)) + ")");
+}
 template <size_t N>
 void run_tile(const char* who, const KernelChoice (&choices)[N], Tile tile, double alpha, ConstMatView A,
               ConstMatView B, double beta, MatView C, cudaStream_t stream) {
-  for (const KernelChoice& k : choices)
-    if (k.bm == tile.bm && k.bn == tile.bn && k.bk == tile.bk) return k.run(alpha, A, B, beta, C, stream);
-  throw std::invalid_argument(std::string(who) + ": no kernel for tile " + tile_list({tile}) + " (built: " +
-                              tile_list(tiles_of(choices)) + ")");
+  run_tile(who, choices, N, tile, alpha, A, B, beta, C, stream);
 }
 
 }  // namespace lab::step06::detail

@@ -165,13 +165,10 @@ std::vector<TileCase> tile_cases() {
   for (const Tile& t : lab::step06::dmma_tiles()) add("dmma", t);
   for (const auto& c : lab::step06::dmma_candidates())
     for (const Tile& t : c.tiles) add(c.name, t);
-  // dmma_splitk splits k only where C has few tiles and k is deep: a 256 x 200
-  // C with k = 4100 (4 tiles, ragged in m, n and k) splits 4 ways on an H100.
+  // dmma_k8 with C one row and one column past a whole number of tiles (the
+  // edge blocks hold a single row or column), odd leading dimensions, deep k.
   for (const auto& c : lab::step06::dmma_candidates())
-    if (c.name == "dmma_splitk") {
-      out.push_back({c.name, c.tiles.front(), 256, 200, 4100, 1, 1.5, -0.5, false});
-      out.push_back({c.name, c.tiles.front(), 255, 129, 4099, 0, 1.0, 0.0, true});
-    }
+    for (const Tile& t : c.tiles) out.push_back({c.name, t, t.bm + 1, t.bn + 1, 1027, 0, 1.5, -0.5, false});
   return out;
 }
 
