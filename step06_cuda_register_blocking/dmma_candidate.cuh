@@ -191,9 +191,17 @@ __device__ __forceinline__ void load_b_k8(const double* Bs, int kk, int col, int
 // any more) with slice s + kStages - 1, whose copies then have kStages - 2
 // slices of time to land. On an H100 the barrier between the steps measured
 // 2-4 % faster than one before the first step (NOTES.md).
-template <class S, class Loader>
+//
+// kEdge: the block's tile sticks out of C, and the warp multiplies only its
+// first live_m strips and live_n pieces, the ones that hold elements of C
+// (the same in every lane: no lane diverges). A block of one row or column
+// of C then does a fraction of the mma of a full one. The tests cost the
+// loop its schedule (NOTES.md), so only blocks launched for C's thin edges
+// use them (dmma_variants.cu).
+template <class S, bool kEdge = false, class Loader>
 __device__ __forceinline__ void multiply_k8(const Loader& loader, double* smem, int64_t k, int wm0, int wn0,
-                                            int g, int t, double (&acc)[S::kMI][S::kNI][4]) {
+                                            int g, int t, double (&acc)[S::kMI][S::kNI][4], int live_m = S::kMI,
+                                            int live_n = S::kNI) {
   static_assert(S::BK == 16, "two 8-deep steps per slice: the sets swap back at every slice");
   static_assert(S::kMI >= 2, "the loads are spread over the strips of a step");
   static_assert(S::kStages >= 4, "the copies of slice s + 1 must land while slice s - 1 is multiplied");
@@ -210,7 +218,8 @@ __device__ __forceinline__ void multiply_k8(const Loader& loader, double* smem, 
 #pragma unroll
     for (int mi = 0; mi < S::kMI; ++mi) {
 #pragma unroll
-      for (int ni = 0; ni < S::kNI; ++ni) Dmma::mma_16x8x8(acc[mi][ni], cur.a[mi], cur.b[ni]);
+      for (int ni = 0; ni < S::kNI; ++ni)
+        if (!kEdge || (mi < live_m && ni < live_n)) Dmma::mma_16x8x8(acc[mi][ni], cur.a[mi], cur.b[ni]);
       if (mi + 1 < S::kMI) load(As, Bs, kk, nxt, mi + 1);
       if (mi == S::kMI / 2 - 1) load(As, Bs, kk, nxt, S::kMI);
     }

@@ -159,23 +159,57 @@ __device__ __forceinline__ void store_c(const double (&acc)[S::kMI][S::kNI][4], 
       }
 }
 
-// One block per bm x bn tile of C, the tiles walked in groups of block rows
-// (tile_of_block); kAligned: A and B allow 16-byte copies throughout.
-template <class S, bool kAligned>
+// Which tiles of C a launch covers: all of them; only the whole ones; or only
+// the partial ones of the last block row and column, with the warps
+// multiplying just the strips and pieces that hold elements of C.
+enum class Part { kAll, kWhole, kEdges };
+
+// Block b's tile (tm, tn) in the launch's part of C. Whole and all tiles go
+// in groups of block rows (tile_of_block); the edge blocks take the last
+// block row first (when m is not a multiple of BM), then the last column.
+template <class S, Part kPart>
+__device__ __forceinline__ void tile_of(int64_t b, int64_t m, int64_t n, int64_t* tm, int64_t* tn) {
+  const int64_t whole_m = m / S::BM, whole_n = n / S::BN;
+  if constexpr (kPart == Part::kAll) {
+    tile_of_block(b, (m + S::BM - 1) / S::BM, (n + S::BN - 1) / S::BN, tm, tn);
+  } else if constexpr (kPart == Part::kWhole) {
+    tile_of_block(b, whole_m, whole_n, tm, tn);
+  } else {
+    const int64_t row_tiles = m % S::BM ? (n + S::BN - 1) / S::BN : 0;
+    if (b < row_tiles) {
+      *tm = whole_m;
+      *tn = b;
+    } else {
+      *tm = b - row_tiles;
+      *tn = whole_n;
+    }
+  }
+}
+
+// One block per bm x bn tile of C (of the launch's part); kAligned: A and B
+// allow 16-byte copies throughout.
+template <class S, bool kAligned, Part kPart>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     candidate_kernel(double alpha, const double* __restrict__ a, int64_t lda, const double* __restrict__ b,
                      int64_t ldb, double beta, double* __restrict__ c, int64_t ldc, int64_t m, int64_t n,
                      int64_t k) {
   extern __shared__ __align__(16) double smem[];  // kStages x (As[BK][kLdA], Bs[BN][BK] swizzled)
   int64_t tm, tn;
-  tile_of_block(blockIdx.x, (m + S::BM - 1) / S::BM, (n + S::BN - 1) / S::BN, &tm, &tn);
+  tile_of<S, kPart>(blockIdx.x, m, n, &tm, &tn);
   const int64_t m0 = tm * S::BM, n0 = tn * S::BN;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int wm0 = (warp % S::kWarpsM) * S::kWM, wn0 = (warp / S::kWarpsM) * S::kWN;
   using Loader = std::conditional_t<kAligned, SwizzledLoader<S, true>, MixedLoader<S>>;
   const Loader loader(a, lda, b, ldb, m0, n0, m, n, k);
   double acc[S::kMI][S::kNI][4] = {};
-  multiply_k8<S>(loader, smem, k, wm0, wn0, g, t, acc);
+  if constexpr (kPart == Part::kEdges) {
+    const int64_t rows = m - m0 - wm0, cols = n - n0 - wn0;
+    const int live_m = rows <= 0 ? 0 : rows >= S::kWM ? S::kMI : int((rows + 15) / 16);
+    const int live_n = cols <= 0 ? 0 : cols >= S::kWN ? S::kNI : int((cols + 7) / 8);
+    multiply_k8<S, true>(loader, smem, k, wm0, wn0, g, t, acc, live_m, live_n);
+  } else {
+    multiply_k8<S>(loader, smem, k, wm0, wn0, g, t, acc);
+  }
   store_c<S>(acc, alpha, beta, c, ldc, m0 + wm0, n0 + wn0, m, n, g, t);
 }
 
@@ -183,14 +217,32 @@ bool aligned_pairs(lab::ConstMatView v) {
   return reinterpret_cast<uintptr_t>(v.data) % 16 == 0 && v.ld % 2 == 0;
 }
 
+template <class S, Part kPart>
+void launch_part(unsigned blocks, double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta,
+                 lab::MatView C, cudaStream_t stream) {
+  if (blocks == 0) return;
+  auto kernel = aligned_pairs(A) && aligned_pairs(B) ? candidate_kernel<S, true, kPart>
+                                                     : candidate_kernel<S, false, kPart>;
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), S::kSmemBytes);
+  kernel<<<blocks, S::kThreads, S::kSmemBytes, stream>>>(alpha, A.data, A.ld, B.data, B.ld, beta, C.data, C.ld,
+                                                         C.rows, C.cols, A.cols);
+  LAB_CUDA_CHECK_LAUNCH();
+}
+
+// Where C's partial tiles are thin (a quarter of a tile or less: n = 8193
+// leaves 129 tiles of one row or column, and a 33rd wave of 132 blocks for
+// the last of them), the whole tiles go first and the partial ones after, in
+// a second launch whose blocks multiply only what C holds; otherwise one
+// launch covers all.
 template <class S>
 void launch(double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta, lab::MatView C,
             cudaStream_t stream) {
-  auto kernel = aligned_pairs(A) && aligned_pairs(B) ? candidate_kernel<S, true> : candidate_kernel<S, false>;
-  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), S::kSmemBytes);
-  kernel<<<tile_count(C, S::BM, S::BN), S::kThreads, S::kSmemBytes, stream>>>(
-      alpha, A.data, A.ld, B.data, B.ld, beta, C.data, C.ld, C.rows, C.cols, A.cols);
-  LAB_CUDA_CHECK_LAUNCH();
+  const int64_t rest_m = C.rows % S::BM, rest_n = C.cols % S::BN;
+  const bool thin = (rest_m || rest_n) && rest_m <= S::BM / 4 && rest_n <= S::BN / 4;
+  if (!thin) return launch_part<S, Part::kAll>(tile_count(C, S::BM, S::BN), alpha, A, B, beta, C, stream);
+  const int64_t whole = (C.rows / S::BM) * (C.cols / S::BN);
+  launch_part<S, Part::kWhole>(unsigned(whole), alpha, A, B, beta, C, stream);
+  launch_part<S, Part::kEdges>(tile_count(C, S::BM, S::BN) - unsigned(whole), alpha, A, B, beta, C, stream);
 }
 
 // The shapes of multiply_k8 (its kFetchAhead is always true: the next step is

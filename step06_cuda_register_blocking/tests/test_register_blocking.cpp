@@ -165,10 +165,17 @@ std::vector<TileCase> tile_cases() {
   for (const Tile& t : lab::step06::dmma_tiles()) add("dmma", t);
   for (const auto& c : lab::step06::dmma_candidates())
     for (const Tile& t : c.tiles) add(c.name, t);
-  // dmma_k8 with C one row and one column past a whole number of tiles (the
-  // edge blocks hold a single row or column), odd leading dimensions, deep k.
+  // dmma_k8 launches the whole tiles and thin partial ones (a quarter of a
+  // tile or less) separately: C one row and one column past a whole number
+  // of tiles (odd leading dimensions, deep k), thin in n only, thin in m
+  // with a NaN C and beta = 0, and one thin and one thick edge (one launch).
   for (const auto& c : lab::step06::dmma_candidates())
-    for (const Tile& t : c.tiles) out.push_back({c.name, t, t.bm + 1, t.bn + 1, 1027, 0, 1.5, -0.5, false});
+    for (const Tile& t : c.tiles) {
+      out.push_back({c.name, t, t.bm + 1, t.bn + 1, 1027, 0, 1.5, -0.5, false});
+      out.push_back({c.name, t, 2 * t.bm, t.bn + 3, 40, 1, -1.0, 2.0, false});
+      out.push_back({c.name, t, 3 * t.bm + t.bm / 4, 2 * t.bn, 17, 2, 1.0, 0.0, true});
+      out.push_back({c.name, t, t.bm + 2, t.bn + t.bn / 2, 33, 0, 0.5, 1.0, false});
+    }
   return out;
 }
 
