@@ -316,6 +316,15 @@ void launch_small_tile(const double* a, int64_t lda, const double* b, int64_t ld
                        int64_t m, int64_t n, int64_t k, bool accumulate, cudaStream_t stream) {
   auto kernel = small_tile_kernel<S, Cfg, Update>;
   lab::step06::detail::allow_dynamic_smem(reinterpret_cast<const void*>(kernel), Cfg::kSmemBytes);
+  // All of the L1 / shared memory as shared memory (a hint, once): the
+  // tile's occupancy needs kMinBlocks x 65 to 100 KiB of it.
+  static const bool carveout = [&] {
+    LAB_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                        cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        int(cudaSharedmemCarveoutMaxShared)));
+    return true;
+  }();
+  (void)carveout;
   const int64_t tiles = ((m + Cfg::BM - 1) / Cfg::BM) * ((n + Cfg::BN - 1) / Cfg::BN);
   kernel<<<unsigned(tiles), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a, lda, b, ldb, c, ldc, m, n, k,
                                                                       accumulate);
