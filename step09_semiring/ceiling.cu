@@ -47,6 +47,7 @@
 #include "reference.hpp"
 #include "semiring_cuda.hpp"
 #include "simt_kernel.cuh"
+#include "small_tile_kernel.cuh"
 
 namespace {
 
@@ -396,6 +397,25 @@ Candidate make(const char* form, const char* tile) {
           }};
 }
 
+// Small register tiles with many warps (small_tile_kernel.cuh), where the
+// register-tile probe points: SmallTile<TM, TN (a thread), warps a block in
+// M and N, BK, stages, blocks a multiprocessor>. Two stages: the refill goes
+// before the compute (a double buffer, so slices can be longer in the same
+// shared memory); three or more: after it, as in the shipped kernel.
+using s9::detail::SmallTile;
+using S2x2k32s3 = SmallTile<2, 2, 4, 8, 32, 3, 2>;  // 64 x 64 x 32, 2 blocks of 32 warps: 64 warps, 32 registers
+using S2x2k48s2 = SmallTile<2, 2, 4, 8, 48, 2, 2>;  // 64 x 64 x 48, the same 64 warps, a third fewer slices
+using S4x2k32s2 = SmallTile<4, 2, 2, 8, 32, 2, 3>;  // 64 x 64 x 32, 3 blocks of 16 warps: 48 warps, 40 registers
+using S4x4k32s2 = SmallTile<4, 4, 4, 4, 32, 2, 2>;  // 128 x 64 x 32, 2 blocks of 16 warps: 32 warps, 64 registers
+
+template <class S, class Cfg, class U>
+Candidate make_small(const char* form, const char* tile) {
+  return {S::name, form, tile, reinterpret_cast<const void*>(s9::detail::small_tile_kernel<S, Cfg, U>),
+          [](const double* a, const double* b, double* c, int64_t n, int64_t k, cudaStream_t s) {
+            s9::detail::launch_small_tile<S, Cfg, U>(a, n, b, k, c, n, n, n, k, true, s);
+          }};
+}
+
 std::vector<Candidate> candidates() {
   using s9::MaxPlus;
   using s9::MinPlus;
@@ -425,6 +445,10 @@ std::vector<Candidate> candidates() {
       make<MaxPlus, T128x64k16n4b2np, SelectMax>("select", "128x64x16 s4 b2 8x4 nopf"),
       make<MaxPlus, T128x64k16, SelectMax>("select", "128x64x16 s4 b2"),
       make<MaxPlus, T128x64k16, PredMovMax>("predmov", "128x64x16 s4 b2"),
+      make_small<MinPlus, S2x2k32s3, SelectMin>("select", "64x64x32 s3 b2 2x2 64w"),
+      make_small<MinPlus, S2x2k48s2, SelectMin>("select", "64x64x48 s2 b2 2x2 64w"),
+      make_small<MinPlus, S4x2k32s2, SelectMin>("select", "64x64x32 s2 b3 4x2 48w"),
+      make_small<MinPlus, S4x4k32s2, SelectMin>("select", "128x64x32 s2 b2 4x4 32w"),
   };
 }
 

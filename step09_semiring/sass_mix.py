@@ -3,12 +3,13 @@
 
     cuobjdump -sass build/.../bin/step09_ceiling | python3 step09_semiring/sass_mix.py
 
-For every FP64 min-plus or max-plus instance of semiring_kernel in the
-disassembly, takes the loop (a backward branch and the code it jumps back
-over) with the most DADD instructions, that is the slice loop (its full and
-its short-slice paths both), counts each opcode there and divides by the DADD
-count (one DADD an update). An update's floor is DADD + DSETP + 2 FSEL; the
-rest is what the loop adds (loads, addresses, moves).
+For every FP64 min-plus or max-plus instance of semiring_kernel (and of
+small_tile_kernel, the small register tiles) in the disassembly, takes the
+loop (a backward branch and the code it jumps back over) with the most DADD
+instructions, that is the slice loop (its full and its short-slice paths
+both), counts each opcode there and divides by the DADD count (one DADD an
+update). An update's floor is DADD + DSETP + 2 FSEL; the rest is what the
+loop adds (loads, addresses, moves).
 """
 import collections
 import re
@@ -23,13 +24,15 @@ SHOWN = ["DADD", "DSETP", "FSEL", "SEL", "DMNMX", "MOV", "IMAD.MOV", "LDS", "IAD
 
 
 def short_name(mangled):
-    """semiring, tile numbers and update of a mangled semiring_kernel<S, TileConfig<...>, U> name."""
+    """semiring, tile numbers and update of a mangled semiring_kernel<S, TileConfig<...>, U> or
+    small_tile_kernel<S, SmallTile<...>, U> name."""
     s = re.search(r"(MinPlus|MaxPlus)E", mangled)
-    tile = re.search(r"TileConfigId((?:Li\d+E)+)", mangled)
+    tile = re.search(r"(?:TileConfigId|SmallTileI)((?:Li\d+E)+)", mangled)
     nums = re.findall(r"Li(\d+)E", tile.group(1)) if tile else []
     upd = re.search(r"sweep\d+(\w+?)E", mangled)
     form = upd.group(1) if upd else "Step<S> (shipped)"
-    return "%s %s %s" % (s.group(1) if s else "?", "x".join(nums), form)
+    kind = "small " if "small_tile_kernel" in mangled else ""
+    return "%s %s%s %s" % (s.group(1) if s else "?", kind, "x".join(nums), form)
 
 
 def analyse(name, lines):
@@ -84,7 +87,8 @@ def main():
                 analyse(name, lines)
             name, lines = m.group(1), []
             continue
-        if name and "semiring_kernel" in name and "MinPlusI32" not in name and "PlusTimes" not in name:
+        if (name and ("semiring_kernel" in name or "small_tile_kernel" in name) and "MinPlusI32" not in name
+                and "PlusTimes" not in name):
             lines.append(line)
     if name:
         analyse(name, lines)
