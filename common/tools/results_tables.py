@@ -90,11 +90,11 @@ def gf(r, scale=1.0):
     return rate(r["gflops"], scale) if r else "-"
 
 
-def ratio(a, b, pct=True):
+def ratio(a, b, pct=True, digits=1):
     if not a or not b or not b["gflops"]:
         return "-"
     x = a["gflops"] / b["gflops"]
-    return f"{100 * x:.0f} %" if pct else f"{x:.1f}x"
+    return f"{100 * x:.0f} %" if pct else f"{x:.{digits}f}x"
 
 
 def peak(r):
@@ -198,16 +198,20 @@ def step05(d):
 
 
 def step06(d):
-    src = "h100-gpu-check"
+    src = "h100-step06"
     rows = [r for r in d.rows(src) if r["step"] == "step06"]
     out = []
     for n in sorted({r["n"] for r in rows}):
         v = {r["variant"]: r for r in rows if r["n"] == n}
-        simt = v.get("simt")
+        simt, cublas = v.get("simt"), v.get("cublas")
+        ata = v.get("ata_dmma")
         out.append([str(n), gf(simt, 1e3), ratio(simt, {"gflops": simt["peak_gflops"]}) if simt else "-",
-                    gf(v.get("dmma"), 1e3), ratio(v.get("dmma"), v.get("cublas")), gf(v.get("cublas"), 1e3)])
+                    gf(v.get("dmma"), 1e3), ratio(v.get("dmma"), cublas), gf(v.get("dmma_k8"), 1e3),
+                    ratio(v.get("dmma_k8"), cublas), gf(cublas, 1e3), gf(ata, 1e3),
+                    ratio(ata, v.get("cublas_dsyrk"), pct=False, digits=2)])
     return [src], ["n", "simt TFLOP/s", "simt % of FP64 peak", "dmma TFLOP/s", "dmma % of cuBLAS",
-                   "cuBLAS TFLOP/s"], out
+                   "dmma_k8 TFLOP/s", "dmma_k8 % of cuBLAS", "cuBLAS TFLOP/s", "ata_dmma (A^T A)",
+                   "ata_dmma / cublasDsyrk"], out
 
 
 def step07(d):
