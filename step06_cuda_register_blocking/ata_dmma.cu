@@ -33,7 +33,7 @@ using lab::step06::detail::Shape;
 // 128 x 128 tiles, 8 warps of 64 x 32, four stages of BK = 16, fetching
 // ahead (the teaching kernel's fastest shape). The "A" panel holds BM columns
 // of A stored like B (BK doubles a column, swizzled pairs): no padding.
-struct AtaShape : Shape<128, 128, 16, 2, 4, 4, 1, true> {
+struct AtaShape : Shape<128, 128, 16, 2, 4, 4, 1> {
   static constexpr int kLdA = BM;  // so that Bs = As + BK * kLdA follows the BM x BK panel
   static constexpr int kStageA = BM * BK, kStage = kStageA + BN * BK;
   static constexpr size_t kSmemBytes = sizeof(double) * kStages * kStage;

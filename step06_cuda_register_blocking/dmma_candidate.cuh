@@ -14,17 +14,15 @@ namespace lab::step06::detail {
 
 constexpr int kStepK = 16;  // the k of one mma.sync m16n8k16
 
-// A candidate's shape: the block tile, its warps (kWarpsM x kWarpsN, each
+// A kernel's shape: the block tile, its warps (kWarpsM x kWarpsN, each
 // computing a kWM x kWN tile of C out of kMI x kNI mma pieces), the ring's
-// depth, the blocks per multiprocessor the registers must allow, and whether
-// a warp loads its next operands while the tensor cores work on the current
-// ones (kFetchAhead, as the teaching kernel does) or just before using them.
-template <int BM_, int BN_, int BK_, int kWarpsM_, int kWarpsN_, int kStages_, int kMinBlocks_,
-          bool kFetchAhead_>
+// depth and the blocks per multiprocessor the registers must allow. Both
+// multiply loops load a warp's next operands while the tensor cores work on
+// the current ones.
+template <int BM_, int BN_, int BK_, int kWarpsM_, int kWarpsN_, int kStages_, int kMinBlocks_>
 struct Shape {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, kWarpsM = kWarpsM_, kWarpsN = kWarpsN_;
   static constexpr int kStages = kStages_, kMinBlocks = kMinBlocks_;
-  static constexpr bool kFetchAhead = kFetchAhead_;
   static constexpr int kThreads = kWarpsM * kWarpsN * 32;
   static constexpr int kWM = BM / kWarpsM, kWN = BN / kWarpsN, kMI = kWM / 16, kNI = kWN / 8;
   // As[p][i] as in the teaching kernel (row stride BM + 2, see dmma.cu);
@@ -80,62 +78,39 @@ __device__ __forceinline__ void fragments_b(const double* Bs, int wn0, int g, in
 template <class S, class FragA, class Loader>
 __device__ __forceinline__ void multiply(const Loader& loader, double* smem, int64_t k, int wm0, int wn0,
                                          int g, int t, double (&acc)[S::kMI][S::kNI][4]) {
-  if constexpr (S::kFetchAhead) {
-    // The teaching kernel's order: the operands of the next strip, k step or
-    // slice are loaded before the current strip is multiplied.
-    double na[8], nb[S::kNI][4];
-    auto fetch = [&](const double* As, const double* Bs, int kk, int mi, bool with_b) {
-      if (with_b) fragments_b<S>(Bs + kk * kStepK, wn0, g, t, nb);
-      FragA::load(As, kk, wm0 + 16 * mi, g, t, na);
-    };
-    for_each_slice_prefetch<S::kStages, S::BK, S::kLdA, S::kStage>(
-        loader, smem, k, [&](const double* As, const double* Bs) { fetch(As, Bs, 0, 0, true); },
-        [&](const double* As, const double* Bs, const double* next_As, const double* next_Bs) {
+  // The teaching kernel's order: the operands of the next strip, k step or
+  // slice are loaded before the current strip is multiplied.
+  double na[8], nb[S::kNI][4];
+  auto fetch = [&](const double* As, const double* Bs, int kk, int mi, bool with_b) {
+    if (with_b) fragments_b<S>(Bs + kk * kStepK, wn0, g, t, nb);
+    FragA::load(As, kk, wm0 + 16 * mi, g, t, na);
+  };
+  for_each_slice_prefetch<S::kStages, S::BK, S::kLdA, S::kStage>(
+      loader, smem, k, [&](const double* As, const double* Bs) { fetch(As, Bs, 0, 0, true); },
+      [&](const double* As, const double* Bs, const double* next_As, const double* next_Bs) {
 #pragma unroll
-          for (int kk = 0; kk < S::BK / kStepK; ++kk) {
-            double bf[S::kNI][4];
+        for (int kk = 0; kk < S::BK / kStepK; ++kk) {
+          double bf[S::kNI][4];
 #pragma unroll
-            for (int ni = 0; ni < S::kNI; ++ni)
+          for (int ni = 0; ni < S::kNI; ++ni)
 #pragma unroll
-              for (int v = 0; v < 4; ++v) bf[ni][v] = nb[ni][v];
+            for (int v = 0; v < 4; ++v) bf[ni][v] = nb[ni][v];
 #pragma unroll
-            for (int mi = 0; mi < S::kMI; ++mi) {
-              double af[8];
+          for (int mi = 0; mi < S::kMI; ++mi) {
+            double af[8];
 #pragma unroll
-              for (int v = 0; v < 8; ++v) af[v] = na[v];
-              if (mi + 1 < S::kMI)
-                fetch(As, Bs, kk, mi + 1, false);
-              else if (kk + 1 < S::BK / kStepK)
-                fetch(As, Bs, kk + 1, 0, true);
-              else
-                fetch(next_As, next_Bs, 0, 0, true);
+            for (int v = 0; v < 8; ++v) af[v] = na[v];
+            if (mi + 1 < S::kMI)
+              fetch(As, Bs, kk, mi + 1, false);
+            else if (kk + 1 < S::BK / kStepK)
+              fetch(As, Bs, kk + 1, 0, true);
+            else
+              fetch(next_As, next_Bs, 0, 0, true);
 #pragma unroll
-              for (int ni = 0; ni < S::kNI; ++ni) Dmma::mma_16x8x16(acc[mi][ni], af, bf[ni]);
-            }
+            for (int ni = 0; ni < S::kNI; ++ni) Dmma::mma_16x8x16(acc[mi][ni], af, bf[ni]);
           }
-        });
-  } else {
-    // Operands loaded right before their mma: the registers go to more
-    // warps, whose turns hide the loads' latency.
-    for_each_slice<S::kStages, S::BK, S::kLdA, S::kStage, true>(
-        loader, smem, k, [&](const double* As, const double* Bs) {
-#pragma unroll
-          for (int kk = 0; kk < S::BK / kStepK; ++kk) {
-            // All A strips first, then B piece by piece: the fewest operand
-            // registers live at once (kMI x 8 + 4 doubles).
-            double af[S::kMI][8];
-#pragma unroll
-            for (int mi = 0; mi < S::kMI; ++mi) FragA::load(As, kk, wm0 + 16 * mi, g, t, af[mi]);
-#pragma unroll
-            for (int ni = 0; ni < S::kNI; ++ni) {
-              double bf[1][4];
-              fragments_b<S>(Bs + kk * kStepK, wn0 + 8 * ni, g, t, bf);
-#pragma unroll
-              for (int mi = 0; mi < S::kMI; ++mi) Dmma::mma_16x8x16(acc[mi][ni], af[mi], bf[0]);
-            }
-          }
-        });
-  }
+        }
+      });
 }
 
 // The operands of one 8-deep k step of a warp's tile for mma_16x8x8: a[mi]

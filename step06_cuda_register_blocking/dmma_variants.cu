@@ -245,11 +245,10 @@ void launch(double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta,
   launch_part<S, Part::kEdges>(tile_count(C, S::BM, S::BN) - unsigned(whole), alpha, A, B, beta, C, stream);
 }
 
-// The shapes of multiply_k8 (its kFetchAhead is always true: the next step is
-// loaded during this one).  BM   BN  BK warps  stages blocks/SM
-using K8Big = Shape<128, 128, 16, 2, 4, 6, 1, true>;  // 8 warps of 64 x 32, 1 block/SM
-using K8Pair = Shape<128, 64, 16, 2, 2, 4, 2, true>;  // 4 warps of 64 x 32, 2 blocks/SM
-using K8Small = Shape<64, 64, 16, 2, 2, 4, 3, true>;  // 4 warps of 32 x 32, 3 blocks/SM
+// The shapes of multiply_k8:  BM   BN  BK warps  stages blocks/SM
+using K8Big = Shape<128, 128, 16, 2, 4, 6, 1>;  // 8 warps of 64 x 32, 1 block/SM
+using K8Pair = Shape<128, 64, 16, 2, 2, 4, 2>;  // 4 warps of 64 x 32, 2 blocks/SM
+using K8Small = Shape<64, 64, 16, 2, 2, 4, 3>;  // 4 warps of 32 x 32, 3 blocks/SM
 
 constexpr KernelChoice kK8[] = {
     {K8Big::BM, K8Big::BN, K8Big::BK, launch<K8Big>},
