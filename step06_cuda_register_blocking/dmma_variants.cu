@@ -16,7 +16,9 @@
 //             its two steps; 128 x 128 tiles (8 warps of 64 x 32, one block a
 //             multiprocessor, 6 stages) where C has a tile for every
 //             multiprocessor, else 64 x 64 (4 warps of 32 x 32, 3 blocks);
-//             128 x 64 (cuBLAS's shape: 4 warps, 2 blocks) on request.
+//             128 x 64 (cuBLAS's shape: 4 warps, 2 blocks) on request. From
+//             6144 rows and columns of C on, an operand with an odd leading
+//             dimension is first copied to storage with an even one.
 //
 // B lies in shared memory without padding (BK doubles per column) and its
 // 16-byte pairs are swizzled so that the fragment loads stay free of bank
@@ -25,6 +27,10 @@
 // (the contract suite, every tile on ragged shapes) and timed with cuBLAS by
 // `common/tools/gpu-check bench`.
 #include <cstdint>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -264,6 +270,98 @@ Tile pick_k8(int64_t m, int64_t n) {
   return ((m + 127) / 128) * ((n + 127) / 128) >= sms ? Tile{128, 128, 16} : Tile{64, 64, 16};
 }
 
+// Odd leading dimensions. With lda odd, every other column of A starts 8
+// bytes off a 16-byte boundary and its pairs go 8 bytes at a time
+// (MixedLoader), and B's likewise: at n = 8191 and 8193 that makes the
+// kernel 7-8 % slower on an H100 (NOTES.md). Where C is large, copying such
+// an operand first into storage whose columns start on 128-byte lines costs
+// less: the copy of A and B at n = 8193 takes 0.76 ms (2.8 TB/s) and saves
+// the kernel 1.4 ms of its 20. The copies move 16 (m + n) k bytes against
+// the product's 2 m n k flops, so they pay only from some size on: measured,
+// a little at 6145, not at 4097.
+constexpr int64_t kPadFrom = 6144;
+
+// The device memory the copies take comes from a pool of the current device
+// that keeps what it has between calls (no release threshold), so that only
+// the first call of a size pays for the allocation, as a library's workspace.
+cudaMemPool_t pad_pool() {
+  static std::mutex mu;
+  static std::map<int, cudaMemPool_t> pools;
+  int device = 0;
+  LAB_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mu);
+  if (const auto it = pools.find(device); it != pools.end()) return it->second;
+  cudaMemPoolProps props = {};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  LAB_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+  uint64_t keep = std::numeric_limits<uint64_t>::max();
+  LAB_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  return pools[device] = pool;
+}
+
+// dst <- src, rows x cols, each with its own leading dimension: a thread an
+// element, a block 256 neighbours of a column, so that every warp reads and
+// writes 256 contiguous bytes.
+__global__ void copy_columns(const double* __restrict__ src, int64_t lds, double* __restrict__ dst, int64_t ldd,
+                             int64_t rows, int64_t cols) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= rows) return;
+  for (int64_t j = blockIdx.y; j < cols; j += gridDim.y) dst[i + j * ldd] = src[i + j * lds];
+}
+
+// A copy of v whose columns start on 128-byte lines, made on `stream` and
+// given back to the pool on it when the object goes: the kernel launched
+// on the same stream in between reads it. Where the pool cannot have the
+// memory (the device is nearly full), view() is v itself.
+class LineAlignedCopy {
+ public:
+  LineAlignedCopy(lab::ConstMatView v, cudaStream_t stream) : view_(v), stream_(stream) {
+    const int64_t ld = (v.rows + 15) / 16 * 16;
+    void* p = nullptr;
+    const cudaError_t e = cudaMallocFromPoolAsync(&p, sizeof(double) * size_t(ld * v.cols), pad_pool(), stream);
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // not sticky: the mixed copies run instead
+      return;
+    }
+    LAB_CUDA_CHECK(e);
+    data_ = static_cast<double*>(p);
+    copy_columns<<<dim3(unsigned((v.rows + 255) / 256), unsigned(v.cols < 65535 ? v.cols : 65535)), 256, 0,
+                   stream>>>(v.data, v.ld, data_, ld, v.rows, v.cols);
+    if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
+      cudaFreeAsync(data_, stream);
+      LAB_CUDA_CHECK(e);
+    }
+    view_ = {data_, v.rows, v.cols, ld};
+  }
+  ~LineAlignedCopy() {
+    if (data_) cudaFreeAsync(data_, stream_);
+  }
+  LineAlignedCopy(const LineAlignedCopy&) = delete;
+  LineAlignedCopy& operator=(const LineAlignedCopy&) = delete;
+  lab::ConstMatView view() const { return view_; }
+
+ private:
+  double* data_ = nullptr;
+  lab::ConstMatView view_;
+  cudaStream_t stream_;
+};
+
+// Runs `run` on A and B, or on line-aligned copies of those that do not
+// allow 16-byte copies throughout where C is large enough for it to pay.
+template <class Run>
+void with_aligned_operands(lab::ConstMatView A, lab::ConstMatView B, lab::MatView C, cudaStream_t stream,
+                           Run run) {
+  const bool large = C.rows >= kPadFrom && C.cols >= kPadFrom;
+  if (!large || (aligned_pairs(A) && aligned_pairs(B))) return run(A, B);
+  std::optional<LineAlignedCopy> a, b;
+  if (!aligned_pairs(A)) A = a.emplace(A, stream).view();
+  if (!aligned_pairs(B)) B = b.emplace(B, stream).view();
+  run(A, B);
+}
+
 struct Candidate {
   const char* name;
   const char* about;
@@ -305,5 +403,7 @@ void lab::step06::dgemm_dmma_candidate(const std::string& name, double alpha, Co
     tile = found->pick ? found->pick(C.rows, C.cols) : Tile{first.bm, first.bn, first.bk};
   }
   if (tile.bk == 0) tile.bk = found->kernels[0].bk;
-  detail::run_tile(("step06 " + name).c_str(), found->kernels, found->count, tile, alpha, A, B, beta, C, stream);
+  with_aligned_operands(A, B, C, stream, [&](ConstMatView a, ConstMatView b) {
+    detail::run_tile(("step06 " + name).c_str(), found->kernels, found->count, tile, alpha, a, b, beta, C, stream);
+  });
 }

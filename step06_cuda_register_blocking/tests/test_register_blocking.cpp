@@ -176,6 +176,10 @@ std::vector<TileCase> tile_cases() {
       out.push_back({c.name, t, 3 * t.bm + t.bm / 4, 2 * t.bn, 17, 2, 1.0, 0.0, true});
       out.push_back({c.name, t, t.bm + 2, t.bn + t.bn / 2, 33, 0, 0.5, 1.0, false});
     }
+  // From 6144 rows and columns of C on, dmma_k8 first copies an operand
+  // whose columns are not all 16-byte aligned into aligned storage: odd
+  // leading dimensions of A, B and C (k odd), with thin edges.
+  out.push_back({"dmma_k8", Tile{128, 128, 16}, 6145, 6145, 37, 0, -0.5, 1.5, false});
   return out;
 }
 
