@@ -108,14 +108,6 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return o.str();
 }
 
-bool skip_if_unavailable(const Subject& s) {
-  std::string why;
-  if (!s.available || s.available(&why)) return false;
-  std::printf("LAB-SKIP: %s\n", why.c_str());
-  std::fflush(stdout);
-  return true;
-}
-
 void run_contract_case(const Subject& s, const Case& c, uint64_t seed) {
   SCOPED_TRACE("case " + describe(c) + ", seed " + std::to_string(seed) + " (rerun with LAB_SEED=" +
                std::to_string(seed) + ")");

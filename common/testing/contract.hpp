@@ -58,8 +58,13 @@ void run_bad_argument_checks(const Subject& s);
 /// names `name`, with the copy of C left exactly as it was.
 void expect_invalid_argument(const std::function<void(MatView C)>& call, const Matrix& C0, const std::string& name);
 
-/// Skips the current test (printing the LAB-SKIP marker that ctest reads) when
-/// the subject cannot run here. Returns true when skipped.
+/// The first line of every test of a subject that may not run here:
+///   if (lab::testing::skip_if_unavailable(s)) return;
+/// True when the test must end at once: skipped (with the LAB-SKIP marker that
+/// ctest reads) where the subject cannot run on this machine, or failed with
+/// "not run: the GPU context was lost in <test> (<error>)" once an earlier test
+/// of this program lost the GPU context (lab/lost_context.hpp): nothing can
+/// run on the GPU any more, and a skip would hide the failure.
 bool skip_if_unavailable(const Subject& s);
 
 /// A seed that differs on every run (time and a counter) and is printed on
@@ -73,7 +78,7 @@ uint64_t fresh_seed();
   class Name##Contract : public ::testing::TestWithParam<::lab::testing::Case> {};             \
   TEST_P(Name##Contract, MatchesReference) {                                                   \
     auto s = Name##ContractSubject();                                                          \
-    if (::lab::testing::skip_if_unavailable(s)) GTEST_SKIP();                                  \
+    if (::lab::testing::skip_if_unavailable(s)) return;                                        \
     ::lab::testing::run_contract_case(s, GetParam(), ::lab::testing::fresh_seed());            \
   }                                                                                            \
   INSTANTIATE_TEST_SUITE_P(Contract, Name##Contract,                                           \
@@ -81,7 +86,7 @@ uint64_t fresh_seed();
                            ::lab::testing::case_name);                                         \
   TEST(Name##ContractArgs, BadArgumentsThrow) {                                                \
     auto s = Name##ContractSubject();                                                          \
-    if (::lab::testing::skip_if_unavailable(s)) GTEST_SKIP();                                  \
+    if (::lab::testing::skip_if_unavailable(s)) return;                                        \
     ::lab::testing::run_bad_argument_checks(s);                                                \
   }                                                                                            \
   static_assert(true, "LAB_CONTRACT_SUITE needs a semicolon")

@@ -44,6 +44,9 @@ except ModuleNotFoundError:  # pragma: no cover - older Pythons (Ubuntu 22.04 ha
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|\[NON-XML-CHAR-0x1B\]\[[0-9;]*[A-Za-z]|\[NON-XML-CHAR-0x[0-9A-F]+\]")
 CASE = re.compile(r"\[( RUN      |       OK |  FAILED  |  SKIPPED )\] ([A-Za-z_][\w/.]*\.[\w/]+)")
 WHOLE = "(whole test)"
+# The test harness's closing line after a lost GPU context (common/testing/context_watch.cpp)
+LOST_CONTEXT = re.compile(r"the GPU context was lost (?:in (\S+)|outside any test) \((\w+)\): the (\d+) GPU tests? "
+                          r"after it did not run[^\n]*?(?:fix that test first: ([^\n]*))?$", re.M)
 STUDENT_FILES = "common/student_files.txt"
 
 
@@ -89,6 +92,18 @@ def read_points(path):
                 or value < 0:
             fail(f"{path}: [points] {key} = {value!r}: expected stepNN = a number >= 0")
     return {k: float(v) for k, v in points.items()}
+
+
+def lost_context(out):
+    """A test program's lost GPU context: {culprit (None outside a test), error,
+    not_run (GPU cases that did not run after it), memcheck (the command)}, or None."""
+    m = LOST_CONTEXT.search(out)
+    return m and {"culprit": m.group(1), "error": m.group(2), "not_run": int(m.group(3)), "memcheck": m.group(4)}
+
+
+def lost_context_text(lost):
+    where = f"in {lost['culprit']}" if lost["culprit"] else "outside any test"
+    return f"the GPU context was lost {where} ({lost['error']}), and the {lost['not_run']} GPU cases after it did not run"
 
 
 def parse_cases(out):
@@ -211,7 +226,7 @@ def score(tests, points, baseline, steps=None):
             results.append({"name": t["name"], "step": step, "score": round(s, 3), "max_score": round(share, 3),
                             "status": "passed" if not lost else "failed", "why": t["why"],
                             "cases": f"{len(won)}/{len(gradable)} graded cases", "failed_cases": lost,
-                            "output": t["output"][-4000:]})
+                            "output": t["output"][-4000:], "lost_context": lost_context(t["output"])})
         for t in ts:
             if t["result"] == "skipped":
                 results.append({"name": t["name"], "step": step, "score": 0.0, "max_score": 0.0,
@@ -290,6 +305,8 @@ def report(rows, results, ignored=(), note="", sources=None, steps=None):
         lines += ["", "## What failed", ""]
         for r in failing:
             first = first_reasons(r["output"])
+            if r.get("lost_context"):  # (its line is far from the end of a long output)
+                first.insert(0, lost_context_text(r["lost_context"]))
             lines.append(f"- `{r['name']}`: " + ("; ".join(first) or r.get("why") or "see the ctest log"))
     return headline, "\n".join(lines) + "\n"
 
@@ -462,7 +479,18 @@ def cmd_summary(args):
         lost = [c for c, s in t["cases"].items() if s == "failed"]
         why = f" ({t['why']})" if t["why"] else ""
         totals = gtest_totals(t["output"])
-        if totals:  # GoogleTest's own count: the per-case lines of a long output may be cut
+        gone = lost_context(t["output"])
+        if gone:
+            # one loss, not hundreds of bugs: the cases that ran, then the loss
+            ran, passed = totals or (len(t["cases"]), len(t["cases"]) - len(lost))
+            print(f"  FAIL {t['name']}{why}: {ran - passed - gone['not_run']} of {ran - gone['not_run']} cases run "
+                  f"failed; then {lost_context_text(gone)} (counted as failed)")
+            if gone["memcheck"]:
+                print(f"         fix that case first; find the bad access with: {gone['memcheck']}")
+            if gone["culprit"] in t["cases"]:
+                names = list(t["cases"])
+                lost = [c for c in names[:names.index(gone["culprit"]) + 1] if t["cases"][c] == "failed"]
+        elif totals:  # GoogleTest's own count: the per-case lines of a long output may be cut
             ran, passed = totals
             print(f"  FAIL {t['name']}{why}: {ran - passed} of {ran} cases failed")
         else:

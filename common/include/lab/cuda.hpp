@@ -25,6 +25,12 @@ namespace lab::cuda {
 [[noreturn]] void throw_error(cudaError_t e, const char* call, const char* file, int line);
 [[noreturn]] void throw_error(cublasStatus_t s, const char* call, const char* file, int line);
 
+/// True for the errors after which this process's CUDA context is unusable (a
+/// kernel's illegal address, trap, failed assert ...): every later CUDA call
+/// fails with the same error. throw_error records the first one
+/// (lab/lost_context.hpp), so that the tests after it can say why they cannot run.
+bool is_sticky(cudaError_t e);
+
 inline void check(cudaError_t e, const char* call, const char* file, int line) {
   if (e != cudaSuccess) throw_error(e, call, file, line);
 }

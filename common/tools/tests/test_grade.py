@@ -114,6 +114,39 @@ class Grade(unittest.TestCase):
         self.assertIn("0 passed, 1 failed, 0 skipped; 1 more wait for step08", p.stdout)
         self.assertNotIn("not implemented yet: step08", p.stdout.split("WAIT")[0])
 
+    def test_a_lost_gpu_context_reads_as_one_failure(self):
+        # 10 cases pass, 2 give wrong results, the 13th loses the GPU context, 3 more do not run
+        out = [f"[ RUN      ] Contract/S.M/c{i}\n[       OK ] Contract/S.M/c{i} (1 ms)" for i in range(10)]
+        out += [f"[ RUN      ] Contract/S.M/c{i}\nwrong result for m=33\n[  FAILED  ] Contract/S.M/c{i} (1 ms)"
+                for i in (10, 11)]
+        out += ["[ RUN      ] Contract/S.M/c12\ndgemm threw for a valid call: cudaErrorIllegalAddress\n"
+                "the GPU context is now lost (cudaErrorIllegalAddress): ...\n[  FAILED  ] Contract/S.M/c12 (1 ms)"]
+        out += [f"[ RUN      ] Contract/S.M/c{i}\nnot run: the GPU context was lost in Contract/S.M/c12 "
+                f"(cudaErrorIllegalAddress)\n[  FAILED  ] Contract/S.M/c{i} (0 ms)" for i in (13, 14, 15)]
+        out += ["[----------] Global test environment tear-down\ncontext_watch.cpp:64: Failure\nFailed\n"
+                "the GPU context was lost in Contract/S.M/c12 (cudaErrorIllegalAddress): the 3 GPU tests after it "
+                "did not run and count as failed; fix that test first: compute-sanitizer --tool memcheck /b/t "
+                "--gtest_filter='Contract/S.M/c12'\n[==========] 16 tests from 1 test suite ran. (5 ms total)\n"
+                "[  PASSED  ] 10 tests.\n[  FAILED  ] 6 tests, listed below:\n"]
+        junit = self.tmp / "j.xml"
+        junit.write_text('<testsuite><testcase name="step05_cuda_shared.student.correctness" status="fail">'
+                         f'<failure message="Failed"/><system-out>{chr(10).join(out)}</system-out></testcase>'
+                         '</testsuite>')
+        p = run("summary", junit, ok=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("(Failed): 3 of 13 cases run failed; then the GPU context was lost in Contract/S.M/c12 "
+                      "(cudaErrorIllegalAddress), and the 3 GPU cases after it did not run", p.stdout)
+        self.assertIn("compute-sanitizer --tool memcheck /b/t --gtest_filter='Contract/S.M/c12'", p.stdout)
+        self.assertIn("Contract/S.M/c12", p.stdout.split("compute-sanitizer")[1])  # listed with the real failures
+        self.assertNotIn("Contract/S.M/c13", p.stdout)
+        self.assertIn("0 passed, 1 failed, 0 skipped", p.stdout)
+        # graded: the cases that did not run earn nothing
+        data, steps = self.score(junit)
+        self.assertEqual(steps["step05"]["status"], "graded")
+        self.assertEqual(steps["step05"]["score"], 6.25)  # 10 of 16 cases
+        self.assertIn("`step05_cuda_shared.student.correctness`: the GPU context was lost in Contract/S.M/c12",
+                      data["output"])
+
     def lab_tree(self):
         """A miniature student release: two student files, their untouched copies."""
         root = self.tmp / "lab"

@@ -3,7 +3,6 @@
 // one. Every test here skips (LAB-SKIP) where there is no GPU engine.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -26,15 +25,13 @@ namespace {
 using testing::GraphSpec;
 
 bool skip_without_gpu() {
-  std::string why;
-  if (!reference_gemms().gpu) {
-    why = "this program was built without CUDA (no GPU engine)";
-  } else if (gpu_engine_available(&why)) {
+  lab::testing::Subject gpu;
+  gpu.available = [](std::string* why) {
+    if (reference_gemms().gpu) return gpu_engine_available(why);
+    *why = "this program was built without CUDA (no GPU engine)";
     return false;
-  }
-  std::printf("LAB-SKIP: %s\n", why.c_str());
-  std::fflush(stdout);
-  return true;
+  };
+  return lab::testing::skip_if_unavailable(gpu);
 }
 
 struct Result {
@@ -63,7 +60,7 @@ void PrintTo(const Case& c, std::ostream* os) {
 class GpuApsp : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GpuApsp, MatchesFloydWarshallExactly) {
-  if (skip_without_gpu()) GTEST_SKIP();
+  if (skip_without_gpu()) return;
   const Case& c = GetParam();
   const uint64_t seed = lab::testing::fresh_seed();
   GraphSpec s;
@@ -100,7 +97,7 @@ INSTANTIATE_TEST_SUITE_P(Gpu, GpuApsp, ::testing::ValuesIn(cases()),
                          });
 
 TEST(GpuNegativeCycle, ReportsAVertexOnANegativeCycle) {
-  if (skip_without_gpu()) GTEST_SKIP();
+  if (skip_without_gpu()) return;
   const uint64_t seed = lab::testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
@@ -123,7 +120,7 @@ TEST(GpuNegativeCycle, ReportsAVertexOnANegativeCycle) {
 // The device reference GEMM against the host one, +inf entries included, on
 // shapes with partial 16 x 16 tiles and padded leading dimensions.
 TEST(GpuReferenceGemm, MatchesTheHostReferenceExactly) {
-  if (skip_without_gpu()) GTEST_SKIP();
+  if (skip_without_gpu()) return;
   const uint64_t seed = lab::testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
@@ -155,7 +152,7 @@ TEST(GpuReferenceGemm, MatchesTheHostReferenceExactly) {
 #endif
 
 TEST(GpuCli, GpuBackendWritesWhatTheCpuBackendWrites) {
-  if (skip_without_gpu()) GTEST_SKIP();
+  if (skip_without_gpu()) return;
   testing::TempDir dir;
   const uint64_t seed = lab::testing::fresh_seed();
   std::mt19937_64 rng(seed);
