@@ -60,12 +60,20 @@ void expect_invalid_argument(const std::function<void(MatView C)>& call, const M
 
 /// The first line of every test of a subject that may not run here:
 ///   if (lab::testing::skip_if_unavailable(s)) return;
-/// True when the test must end at once: skipped (with the LAB-SKIP marker that
-/// ctest reads) where the subject cannot run on this machine, or failed with
+/// True when the test must end at once: skipped (say_skipped says why) where
+/// the subject cannot run on this machine, or failed with
 /// "not run: the GPU context was lost in <test> (<error>)" once an earlier test
 /// of this program lost the GPU context (lab/lost_context.hpp): nothing can
 /// run on the GPU any more, and a skip would hide the failure.
 bool skip_if_unavailable(const Subject& s);
+
+/// Prints "skipped: <why>" for the running test, which the caller then ends
+/// with GTEST_SKIP(). The program's last line is "LAB-SKIP: <first reason>",
+/// which makes ctest report the whole program skipped, only when every test
+/// that ran was skipped; where others passed or failed, the exit status counts
+/// and the skipped ones stay listed as GoogleTest's "[  SKIPPED ]". Printed by
+/// the process that prints GoogleTest's report (rank 0 under MPI) only.
+void say_skipped(const std::string& why);
 
 /// A seed that differs on every run (time and a counter) and is printed on
 /// failure, so that data is fresh yet failures are reproducible with LAB_SEED=...

@@ -5,11 +5,11 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "contract.hpp"
 #include "grid.hpp"
 #include "lab/check.hpp"
 
@@ -34,13 +34,14 @@ inline bool same_on_every_rank(bool mine) {
   return lo == hi;
 }
 
-/// Whether to skip a test: on every rank (rank 0 says why, with the LAB-SKIP
-/// line the ctest wrapper reads) unless every rank can run it.
+/// Whether to skip a test: on every rank unless every rank can run it. Rank 0
+/// says why (say_skipped: it prints GoogleTest's report), and only a program
+/// whose every test skipped ends with the LAB-SKIP line that ctest reads.
 inline bool skip_unless(bool mine, const std::string& why) {
   int ok = mine ? 1 : 0, all = 0;
   MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (all) return false;
-  if (world_rank() == 0) std::printf("LAB-SKIP: %s\n", why.c_str());
+  lab::testing::say_skipped(why);
   return true;
 }
 
