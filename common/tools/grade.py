@@ -18,9 +18,14 @@ untouched skeleton (the baseline): cases that pass without student code
 (quick returns, argument checks) earn nothing, so an untouched tree scores 0.
 A step's points (grading.toml) are split evenly over its ctest tests that
 have such cases, and a test earns the share of those cases that now pass.
-A case that started and never finished (crash, timeout) failed. A step whose
-tests cannot run here (no GPU, no MPI) is "graded separately": the report
-names it, the command to grade it elsewhere, and the maximum reachable here.
+A case that started and never finished (crash, timeout) failed. A case this
+machine cannot run (GTEST_SKIP: a DMMA case on a GPU without FP64 tensor cores,
+an AVX-512 kernel on an AVX2 CPU) earns nothing and is listed as skipped with
+its reason; its test's share goes to the cases that ran. A test program ends
+with "LAB-SKIP: <why>" only when none of its cases ran (ctest then reports it
+skipped); a step whose tests cannot run here at all (no GPU, no MPI) is "graded
+separately": the report names it, the command to grade it elsewhere, and the
+maximum reachable here.
 """
 import argparse
 import hashlib
@@ -106,6 +111,48 @@ def lost_context_text(lost):
     return f"the GPU context was lost {where} ({lost['error']}), and the {lost['not_run']} GPU cases after it did not run"
 
 
+def skip_marker(out):
+    """Why a whole test program was skipped: its "LAB-SKIP: <why>" line, or ""."""
+    m = re.search(r"LAB-SKIP:\s*([^\n]*)", out)
+    return m.group(1).strip() if m else ""
+
+
+def skip_reasons(out):
+    """{case: why} of the cases GoogleTest skipped: the harness's "skipped: <why>"
+    line, or the message of a test's own GTEST_SKIP() << why (the line after
+    GoogleTest's "<file>:<line>: Skipped")."""
+    reasons, case, why, after_skip = {}, None, "", False
+    for line in out.splitlines():
+        m = CASE.search(line)
+        if m:
+            tag = m.group(1).strip()
+            if tag == "RUN":
+                case, why = m.group(2), ""
+            elif tag == "SKIPPED" and m.group(2) == case:
+                reasons[case] = why
+            after_skip = False
+            continue
+        line = line.strip()
+        if after_skip and line and not why:
+            why = line
+        after_skip = line.endswith(": Skipped")
+        if line.startswith("skipped: ") and not why:
+            why = line[len("skipped: "):].strip()
+    return reasons
+
+
+def skipped_here(cases, reasons):
+    """The skipped cases grouped by reason, in order: [(why, [case, ...])]."""
+    groups = {}
+    for c in cases:
+        groups.setdefault(reasons.get(c) or "no reason given", []).append(c)
+    return list(groups.items())
+
+
+def skipped_text(groups):
+    return "; ".join(f"{len(cs)} case{'s' if len(cs) != 1 else ''} skipped here ({why})" for why, cs in groups)
+
+
 def parse_cases(out):
     """GoogleTest's per-case lines -> {case: passed|failed|skipped}. Ranks of an
     MPI run may each print a case: any rank's failure fails it."""
@@ -160,7 +207,8 @@ def read_junit(path, log=None):
         if result == "failed" and name in late:
             why = f"timed out after {float(late[name]):.0f} s"
         cases = parse_cases(out) if result != "skipped" else {}
-        tests[name] = {"name": name, "result": result, "why": why, "cases": cases, "output": out}
+        tests[name] = {"name": name, "result": result, "why": why, "cases": cases, "output": out,
+                       "skip_reasons": skip_reasons(out) if result != "skipped" else {}}
     return tests
 
 
@@ -198,7 +246,7 @@ def score(tests, points, baseline, steps=None):
     for step in sorted(set(wanted) | set(by_step)):
         most = points.get(step, 0.0)
         ts = by_step.get(step, [])
-        graded = []
+        graded, cannot_run = [], {}
         for t in ts:
             if t["result"] == "skipped":
                 continue
@@ -207,35 +255,45 @@ def score(tests, points, baseline, steps=None):
             if base is not None and not base:
                 base = {WHOLE: "failed"}
             # a case counts only when the untouched skeleton did not pass it
-            # ... and when it ran here (a case the machine cannot run, GTEST_SKIP, costs nothing)
-            gradable = sorted(c for c in set(cases) | set(base or {})
-                              if (base or {}).get(c) != "passed" and cases.get(c) != "skipped")
+            counted = sorted(c for c in set(cases) | set(base or {}) if (base or {}).get(c) != "passed")
+            # ... and when it ran here: a case the machine cannot run (GTEST_SKIP) earns
+            # nothing, is listed with its reason, and its share goes to the cases that ran
+            skipped = [c for c in counted if cases.get(c) == "skipped"]
+            gradable = [c for c in counted if cases.get(c) != "skipped"]
             if not gradable:
+                if skipped:  # it ran, but none of its counted cases could
+                    cannot_run[t["name"]] = skipped_here(skipped, t["skip_reasons"])
                 continue
             won = [c for c in gradable if cases.get(c) == "passed"]
-            graded.append((t, gradable, won))
+            graded.append((t, gradable, won, skipped_here(skipped, t["skip_reasons"])))
         status = "graded" if graded else "separately"
-        if ts and not graded and any(t["result"] != "skipped" for t in ts):
+        if ts and not graded and any(t["result"] != "skipped" and t["name"] not in cannot_run for t in ts):
             status = "graded"  # it ran, but nothing in it fails on the skeleton
         share = most / len(graded) if graded else 0.0
         got = 0.0
-        for t, gradable, won in graded:
+        for t, gradable, won, skips in graded:
             s = share * len(won) / len(gradable)
             got += s
             lost = [c for c in gradable if c not in won]
+            n_skipped = sum(len(cs) for _, cs in skips)
             results.append({"name": t["name"], "step": step, "score": round(s, 3), "max_score": round(share, 3),
                             "status": "passed" if not lost else "failed", "why": t["why"],
-                            "cases": f"{len(won)}/{len(gradable)} graded cases", "failed_cases": lost,
+                            "cases": f"{len(won)}/{len(gradable)} graded cases"
+                                     + (f", {n_skipped} skipped here" if n_skipped else ""),
+                            "failed_cases": lost, "skipped_cases": skips,
                             "output": t["output"][-4000:], "lost_context": lost_context(t["output"])})
+        reasons = []  # why each test that did not run here did not
         for t in ts:
-            if t["result"] == "skipped":
+            skips = cannot_run.get(t["name"])
+            if t["result"] == "skipped" or skips:
+                why = skip_marker(t["output"]) if not skips else skips[0][0]
+                reasons.append(why)
                 results.append({"name": t["name"], "step": step, "score": 0.0, "max_score": 0.0,
-                                "status": "skipped", "why": "", "cases": "", "failed_cases": [],
-                                "output": t["output"][-1000:]})
+                                "status": "skipped", "why": why, "cases": "", "failed_cases": [],
+                                "skipped_cases": skips or [], "output": t["output"][-1000:]})
         why = ""
         if status == "separately":
-            why = next((re.sub(r"^.*LAB-SKIP:\s*", "", line).strip() for t in ts
-                        for line in t["output"].splitlines() if "LAB-SKIP" in line), "") \
+            why = next((w for w in reasons if w), "") \
                 or ("no tests of this step ran here" if ts else "this step has no tests in this tree")
         rows.append({"step": step, "score": round(got, 3) if status == "graded" else 0.0, "max_score": most,
                      "status": status, "why": why, "command": grade_command(step) if status == "separately" else "",
@@ -300,6 +358,9 @@ def report(rows, results, ignored=(), note="", sources=None, steps=None):
             lines.append(f"    - failed: `{c}`")
         if len(r["failed_cases"]) > 8:
             lines.append(f"    - ... and {len(r['failed_cases']) - 8} more")
+        for why, cs in r.get("skipped_cases", []):
+            more = f" and {len(cs) - 1} more" if len(cs) > 1 else ""
+            lines.append(f"    - skipped here, not graded: `{cs[0]}`{more} ({why})")
     failing = [r for r in results if r["status"] == "failed"]
     if failing:
         lines += ["", "## What failed", ""]
@@ -332,6 +393,8 @@ def gradescope(rows, results, headline, md, ignored):
         body = ""
         if r["failed_cases"]:
             body = "failed cases:\n" + "\n".join(f"  {c}" for c in r["failed_cases"]) + "\n\n"
+        if r.get("skipped_cases"):
+            body += "not graded: " + skipped_text(r["skipped_cases"]) + "\n\n"
         tests.append({"name": r["name"], "score": r["score"], "max_score": r["max_score"],
                       "status": r["status"], "output": body + r["output"]})
     for row in rows:
@@ -425,17 +488,20 @@ def cmd_merge(args):
 
 GTEST_TOTAL = re.compile(r"\[==========\] (\d+) tests? from \d+ test suites? ran")
 GTEST_PASSED = re.compile(r"\[  PASSED  \] (\d+) tests?\.")
+GTEST_SKIPPED = re.compile(r"\[  SKIPPED \] (\d+) tests?, listed below:")
 
 
 def gtest_totals(out):
-    """GoogleTest's own count of a run: (cases run, cases passed), or None. The
-    output keeps its end (ctest cuts the middle of a long one), and every rank
-    of an MPI run prints the same totals."""
+    """GoogleTest's own count of a run: (cases started, passed, skipped), or None
+    (its "ran" counts the skipped ones too). The output keeps its end (ctest
+    cuts the middle of a long one), and every rank of an MPI run prints the same
+    totals."""
     runs = [int(n) for n in GTEST_TOTAL.findall(out)]
     passed = [int(n) for n in GTEST_PASSED.findall(out)]
+    skipped = [int(n) for n in GTEST_SKIPPED.findall(out)]
     if not runs:
         return None
-    return max(runs), (min(passed) if passed else 0)
+    return max(runs), (min(passed) if passed else 0), (max(skipped) if skipped else 0)
 
 
 def waits_for(test, todos):
@@ -466,11 +532,14 @@ def cmd_summary(args):
             count[t["result"]] += 1
             todos += [m for m in hit if m not in todos]
     for t in tests.values():
+        # cases that could not run here, in a program whose other cases ran
+        skips = skipped_here([c for c, s in t["cases"].items() if s == "skipped"], t["skip_reasons"])
         if t["result"] == "passed":
+            if skips:
+                print(f"  PASS {t['name']}: {skipped_text(skips)}")
             continue
         if t["result"] == "skipped":
-            why = next((re.sub(r"^.*LAB-SKIP:\s*", "", l).strip() for l in t["output"].splitlines()
-                        if "LAB-SKIP" in l), "")
+            why = skip_marker(t["output"])
             print(f"  SKIP {t['name']}" + (f": {why}" if why else ""))
             continue
         if t["waits"]:
@@ -478,11 +547,14 @@ def cmd_summary(args):
             continue
         lost = [c for c, s in t["cases"].items() if s == "failed"]
         why = f" ({t['why']})" if t["why"] else ""
+        states = list(t["cases"].values())
+        # GoogleTest's own count where it printed one: the per-case lines of a long output may be cut
         totals = gtest_totals(t["output"])
+        started, passed, skipped = totals or (len(states), states.count("passed"), states.count("skipped"))
+        ran = started - skipped
         gone = lost_context(t["output"])
         if gone:
             # one loss, not hundreds of bugs: the cases that ran, then the loss
-            ran, passed = totals or (len(t["cases"]), len(t["cases"]) - len(lost))
             print(f"  FAIL {t['name']}{why}: {ran - passed - gone['not_run']} of {ran - gone['not_run']} cases run "
                   f"failed; then {lost_context_text(gone)} (counted as failed)")
             if gone["memcheck"]:
@@ -490,15 +562,16 @@ def cmd_summary(args):
             if gone["culprit"] in t["cases"]:
                 names = list(t["cases"])
                 lost = [c for c in names[:names.index(gone["culprit"]) + 1] if t["cases"][c] == "failed"]
-        elif totals:  # GoogleTest's own count: the per-case lines of a long output may be cut
-            ran, passed = totals
+        elif totals or t["cases"]:
             print(f"  FAIL {t['name']}{why}: {ran - passed} of {ran} cases failed")
         else:
-            print(f"  FAIL {t['name']}{why}" + (f": {len(lost)} of {len(t['cases'])} cases failed" if t["cases"] else ""))
+            print(f"  FAIL {t['name']}{why}")
         for c in lost[:args.cases]:
             print(f"         {c}")
         if len(lost) > args.cases:
             print(f"         ... and {len(lost) - args.cases} more")
+        if skips:
+            print(f"         and {skipped_text(skips)}")
         if not t["cases"]:
             for line in t["output"].strip().splitlines()[-5:]:
                 print(f"         | {line}")

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """grade.py on small JUnit fixtures: fair points, colour stripped, timeouts,
-graded-separately steps, merging, and grading.toml read as TOML."""
+graded-separately steps, cases skipped beside cases that ran, merging, and
+grading.toml read as TOML."""
 import json
 import pathlib
 import subprocess
@@ -147,6 +148,79 @@ class Grade(unittest.TestCase):
         self.assertIn("`step05_cuda_shared.student.correctness`: the GPU context was lost in Contract/S.M/c12",
                       data["output"])
 
+    def junit(self, *programs):
+        """A JUnit report of ctest's: (name, ctest's status, output) a program."""
+        body = ""
+        for name, status, out in programs:
+            mark = {"fail": '<failure message="Failed"/>',
+                    "notrun": '<skipped message="SKIP_REGULAR_EXPRESSION_MATCHED"/>'}.get(status, "")
+            body += f'<testcase name="{name}" status="{status}">{mark}<system-out>{out}</system-out></testcase>'
+        path = self.tmp / "j.xml"
+        path.write_text(f"<testsuite>{body}</testsuite>")
+        return path
+
+    def test_a_program_with_passes_a_failure_and_skips_is_graded_per_case(self):
+        # a GPU without FP64 tensor cores: the SIMT cases run (one fails), the DMMA cases skip
+        out = gtest_run(passed=["Simt.A", "Simt.B"], failed=["Simt.C"],
+                        skipped={"Dmma.A": NO_DMMA, "Dmma.B": NO_DMMA})
+        junit = self.junit(("step05_cuda_shared.student.correctness", "fail", out))
+        p = run("summary", junit, ok=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("FAIL step05_cuda_shared.student.correctness (Failed): 1 of 3 cases failed", p.stdout)
+        self.assertIn("Simt.C", p.stdout)
+        self.assertIn(f"and 2 cases skipped here ({NO_DMMA})", p.stdout)
+        self.assertIn("0 passed, 1 failed, 0 skipped", p.stdout)
+        data, steps = self.score(junit)
+        self.assertEqual(steps["step05"]["status"], "graded")
+        self.assertAlmostEqual(steps["step05"]["score"], 10 * 2 / 3, places=2)  # the skipped cases earn nothing
+        self.assertIn("2/3 graded cases, 2 skipped here", data["output"])
+        self.assertIn("    - failed: `Simt.C`", data["output"])
+        self.assertIn(f"    - skipped here, not graded: `Dmma.A` and 1 more ({NO_DMMA})", data["output"])
+        test = next(t for t in data["tests"] if t["name"].startswith("step05"))
+        self.assertEqual(test["status"], "failed")
+        self.assertIn(f"not graded: 2 cases skipped here ({NO_DMMA})", test["output"])
+
+    def test_a_partly_skipped_program_that_passed_is_graded_on_what_ran(self):
+        out = gtest_run(passed=["Simt.A", "Simt.B"], skipped={"Dmma.A": NO_DMMA},
+                        own_skips={"Avx512.A": "this CPU cannot run avx512"})
+        junit = self.junit(("step05_cuda_shared.student.correctness", "run", out))
+        p = run("summary", junit)
+        self.assertIn(f"PASS step05_cuda_shared.student.correctness: 1 case skipped here ({NO_DMMA}); "
+                      "1 case skipped here (this CPU cannot run avx512)", p.stdout)
+        self.assertIn("1 passed, 0 failed, 0 skipped", p.stdout)
+        data, steps = self.score(junit)
+        self.assertEqual(steps["step05"]["status"], "graded")
+        self.assertEqual(steps["step05"]["score"], 10.0)
+        self.assertIn("PASS `step05_cuda_shared.student.correctness` (10.00 / 10.00, 2/2 graded cases, "
+                      "2 skipped here)", data["output"])
+        self.assertIn("skipped here, not graded: `Avx512.A` (this CPU cannot run avx512)", data["output"])
+
+    def test_a_whole_program_skip_reads_skipped_with_its_reason(self):
+        out = gtest_run(skipped={"Simt.A": "no CUDA GPU is visible", "Dmma.A": "no CUDA GPU is visible"})
+        out += "LAB-SKIP: no CUDA GPU is visible\n"
+        junit = self.junit(("step05_cuda_shared.student.correctness", "notrun", out))
+        p = run("summary", junit)
+        self.assertIn("SKIP step05_cuda_shared.student.correctness: no CUDA GPU is visible", p.stdout)
+        self.assertIn("0 passed, 0 failed, 1 skipped", p.stdout)
+        data, steps = self.score(junit)
+        self.assertEqual(steps["step05"]["status"], "separately")
+        self.assertEqual(steps["step05"]["why"], "no CUDA GPU is visible")
+        self.assertIn("SKIP `step05_cuda_shared.student.correctness` (0.00 / 0.00, no CUDA GPU is visible)",
+                      data["output"])
+
+    def test_a_program_whose_graded_cases_all_skipped_is_graded_separately(self):
+        # only a case that the untouched skeleton passes ran: nothing here can be graded
+        out = gtest_run(passed=["Args.Throw"], skipped={"Dmma.A": NO_DMMA})
+        junit = self.junit(("step05_cuda_shared.student.correctness", "run", out))
+        base = self.tmp / "own_base.json"
+        base.write_text(json.dumps({"tests": {"step05_cuda_shared.student.correctness":
+                                              {"Args.Throw": "passed", "Dmma.A": "failed"}}}))
+        out_json = self.tmp / "r.json"
+        run("score", junit, "--points", FIX / "points.toml", "--baseline", base, "--json", out_json)
+        steps = {r["step"]: r for r in json.loads(out_json.read_text())["extra_data"]["lab_steps"]}
+        self.assertEqual(steps["step05"]["status"], "separately")
+        self.assertEqual(steps["step05"]["why"], NO_DMMA)
+
     def lab_tree(self):
         """A miniature student release: two student files, their untouched copies."""
         root = self.tmp / "lab"
@@ -288,6 +362,33 @@ class Grade(unittest.TestCase):
 
 
 STUDENT_LIST = "# list\nstep01_naive/naive.cpp\nstep04_simd/pack.cpp\n"
+NO_DMMA = "this GPU has no FP64 tensor cores (compute capability 7.5)"
+
+
+def gtest_run(passed=(), failed=(), skipped=None, own_skips=None):
+    """A GoogleTest program's output as the lab's harness prints it: skipped
+    (harness's "skipped: <why>" line) and own_skips (GTEST_SKIP() << why) map
+    each case to its reason."""
+    lines = []
+    for c in passed:
+        lines += [f"[ RUN      ] {c}", f"[       OK ] {c} (1 ms)"]
+    for c in failed:
+        lines += [f"[ RUN      ] {c}", "wrong result for m=33", f"[  FAILED  ] {c} (1 ms)"]
+    for c, why in (skipped or {}).items():
+        lines += [f"[ RUN      ] {c}", f"skipped: {why}", "/lab/common/testing/context_watch.cpp:115: Skipped", "",
+                  f"[  SKIPPED ] {c} (0 ms)"]
+    for c, why in (own_skips or {}).items():
+        lines += [f"[ RUN      ] {c}", "/lab/step04_simd/tests/test_simd.cpp:76: Skipped", why, "",
+                  f"[  SKIPPED ] {c} (0 ms)"]
+    n_skipped = len(skipped or {}) + len(own_skips or {})
+    lines += [f"[==========] {len(passed) + len(failed) + n_skipped} tests from 2 test suites ran. (5 ms total)",
+              f"[  PASSED  ] {len(passed)} tests."]
+    if n_skipped:
+        lines += [f"[  SKIPPED ] {n_skipped} tests, listed below:"]
+        lines += [f"[  SKIPPED ] {c}" for c in [*(skipped or {}), *(own_skips or {})]]
+    if failed:
+        lines += [f"[  FAILED  ] {len(failed)} tests, listed below:"] + [f"[  FAILED  ] {c}" for c in failed]
+    return "\n".join(lines) + "\n"
 
 
 def write(path, body):
