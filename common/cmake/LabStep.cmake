@@ -30,8 +30,11 @@
 #   <step>.<impl>.performance   labels ...;performance;<impl>
 #   <step>.<impl>.gpu           labels <stepNN>;gpu;correctness;<impl> (GPU_TESTS)
 #   <step>.student.must_fail    (LAB_IMPL=both) the student's tests must fail
-# Tests print "LAB-SKIP: <why>" when they cannot run here; ctest then reports
-# them as skipped, never as passed.
+# A test that cannot run here skips (GoogleTest's "[  SKIPPED ]", with a
+# "skipped: <why>" line). A program in which every test that ran was skipped
+# ends with "LAB-SKIP: <why>", and ctest (SKIP_REGULAR_EXPRESSION) reports it
+# skipped, never passed; where some tests passed or failed beside the skipped
+# ones, there is no marker and the exit status decides.
 
 function(lab_target_warnings target)
   set(_w -Wall -Wextra)

@@ -1,8 +1,10 @@
 // step08 device tests: blocks born on each rank's GPU, multiplied there, moved
 // with MPI through host buffers (several ranks may share one GPU) or with NCCL
 // (one GPU per rank). Without a GPU, or in a build without CUDA or NCCL, they
-// print LAB-SKIP and ctest reports them skipped. ctest runs the two paths as
-// separate tests (--gtest_filter), so that one path's skip does not hide the other.
+// skip, the run ends with LAB-SKIP and ctest reports it skipped. ctest runs the
+// two paths as separate tests (--gtest_filter), so that a path that cannot run
+// here is reported skipped instead of being a "[  SKIPPED ]" line inside the
+// other path's run.
 #include <gtest/gtest.h>
 #include <mpi.h>
 

@@ -3,7 +3,7 @@
 // of many blocks and slices with a ragged k; infinities, NaN and -inf;
 // int32 saturation; bad arguments. Min-plus, max-plus and int32 results
 // compare for exact equality with the reference. Without a GPU every test
-// prints LAB-SKIP and ctest reports the run skipped.
+// skips, the run ends with LAB-SKIP and ctest reports it skipped.
 #include <cuda_runtime_api.h>
 
 #include <limits>

@@ -1,6 +1,7 @@
 // The GPU engine (on the reference device GEMM) against plain Floyd-Warshall,
 // the engine's own kernels, and the device reference GEMM against the host
-// one. Every test here skips (LAB-SKIP) where there is no GPU engine.
+// one. Every test here skips where there is no GPU engine (the run then ends
+// with LAB-SKIP, and ctest reports it skipped).
 #include <gtest/gtest.h>
 
 #include <fstream>

@@ -3,9 +3,10 @@
 // product step09's gemm_device<S>, the z-reduction ncclMin / ncclMax with NCCL
 // (one GPU per rank) or MPI_MIN / MPI_MAX through host buffers (ranks may share
 // a GPU). The C blocks come back to the host and are compared exactly with the
-// plain reference (min-plus, max-plus). Without a GPU (or NCCL) they print
-// LAB-SKIP; ctest runs the two paths as separate tests (--gtest_filter) so that
-// one path's skip does not hide the other.
+// plain reference (min-plus, max-plus). Without a GPU (or NCCL) they skip;
+// ctest runs the two paths as separate tests (--gtest_filter), so that a path
+// that cannot run here is reported skipped (its run ends with LAB-SKIP) instead
+// of being a "[  SKIPPED ]" line inside the other path's run.
 #include <gtest/gtest.h>
 #include <mpi.h>
 

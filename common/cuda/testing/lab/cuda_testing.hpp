@@ -4,7 +4,8 @@
 //
 // The subject copies the host matrices (with the guard cells between columns)
 // to the device and back, and is `available` only where a CUDA device is
-// visible: elsewhere every test prints LAB-SKIP and ctest reports it skipped.
+// visible: elsewhere every test skips (contract.hpp, say_skipped), and a
+// program in which no test ran ends with LAB-SKIP, which ctest reports skipped.
 #pragma once
 
 #include <string>
