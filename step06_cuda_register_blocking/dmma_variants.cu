@@ -321,18 +321,18 @@ class LineAlignedCopy {
   LineAlignedCopy(lab::ConstMatView v, cudaStream_t stream) : view_(v), stream_(stream) {
     const int64_t ld = (v.rows + 15) / 16 * 16;
     void* p = nullptr;
-    const cudaError_t e = cudaMallocFromPoolAsync(&p, sizeof(double) * size_t(ld * v.cols), pad_pool(), stream);
-    if (e == cudaErrorMemoryAllocation) {
+    const cudaError_t got = cudaMallocFromPoolAsync(&p, sizeof(double) * size_t(ld * v.cols), pad_pool(), stream);
+    if (got == cudaErrorMemoryAllocation) {
       cudaGetLastError();  // not sticky: the mixed copies run instead
       return;
     }
-    LAB_CUDA_CHECK(e);
+    LAB_CUDA_CHECK(got);
     data_ = static_cast<double*>(p);
     copy_columns<<<dim3(unsigned((v.rows + 255) / 256), unsigned(v.cols < 65535 ? v.cols : 65535)), 256, 0,
                    stream>>>(v.data, v.ld, data_, ld, v.rows, v.cols);
-    if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
-      cudaFreeAsync(data_, stream);
-      LAB_CUDA_CHECK(e);
+    if (const cudaError_t launched = cudaGetLastError(); launched != cudaSuccess) {
+      cudaFreeAsync(data_, stream);  // (the destructor does not run when the constructor throws)
+      LAB_CUDA_CHECK(launched);
     }
     view_ = {data_, v.rows, v.cols, ld};
   }
