@@ -115,7 +115,10 @@ if(NOT LAB_ENABLE_MPI STREQUAL "OFF")
     endif()
     if(LAB_MPI_FLAVOUR STREQUAL "openmpi")
       # Tests oversubscribe small machines; root may run them (CI runs as root).
-      set(LAB_MPIEXEC_EXTRA --oversubscribe)
+      # --bind-to none: by default Open MPI pins rank r to core r, so the ranks of
+      # every MPI test ctest runs at once (and their OpenMP threads) would share
+      # cores 0, 1, 2, ... of a big node while the others idle.
+      set(LAB_MPIEXEC_EXTRA --oversubscribe --bind-to none)
       set(LAB_MPI_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1)
     endif()
   elseif(LAB_ENABLE_MPI STREQUAL "ON")

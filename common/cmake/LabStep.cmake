@@ -73,6 +73,7 @@ function(lab_add_step step)
   if(NOT S_DEFAULT_SIZE)
     set(S_DEFAULT_SIZE 1024)
   endif()
+  lab_schedule_directory()  # what each test uses, for ctest (LabSchedule.cmake)
   set(_step_dir "${PROJECT_SOURCE_DIR}/${step}")
   set(_sol_dir "${PROJECT_SOURCE_DIR}/solutions/${step}")
 

@@ -1,6 +1,8 @@
 // The one place CUDA and cuBLAS errors become exceptions (see LAB_CUDA_CHECK).
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "lab/cuda.hpp"
 #include "lab/lost_context.hpp"
@@ -18,6 +20,46 @@ namespace {
 void record_if_sticky(cudaError_t e) {
   if (is_sticky(e)) record_lost_context(cudaGetErrorName(e));
 }
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  for (size_t next; (next = s.find(sep, at)) != std::string::npos; at = next + 1) out.push_back(s.substr(at, next - at));
+  out.push_back(s.substr(at));
+  return out;
+}
+
+// The GPUs ctest gave this test (its resource allocation: CTEST_RESOURCE_GROUP_<i>_GPUS
+// = "id:<n>,slots:<s>", n the position of a GPU in the resource spec that ./lab
+// writes from nvidia-smi) become CUDA_VISIBLE_DEVICES before the first CUDA call:
+// the test, and each of its MPI ranks, then sees only its own GPUs. Where
+// CUDA_VISIBLE_DEVICES was already set (a batch system's choice), position n is
+// its n-th entry. Done once: a program this one starts sees the result as it is.
+// This file is linked into every program that checks a CUDA call.
+const bool kCtestGpusApplied = [] {
+  const char* count = std::getenv("CTEST_RESOURCE_GROUP_COUNT");
+  if (!count) return false;
+  const std::string visible = std::getenv("CUDA_VISIBLE_DEVICES") ? std::getenv("CUDA_VISIBLE_DEVICES") : "";
+  const std::vector<std::string> entries = visible.empty() ? std::vector<std::string>{} : split(visible, ',');
+  std::string mine;
+  const int groups = std::atoi(count);
+  for (int g = 0; g < groups; ++g) {
+    const char* spec = std::getenv(("CTEST_RESOURCE_GROUP_" + std::to_string(g) + "_GPUS").c_str());
+    if (!spec) continue;
+    for (const std::string& part : split(spec, ';')) {
+      if (part.rfind("id:", 0) != 0) continue;
+      const std::string id = part.substr(3, part.find(',') - 3);
+      const size_t n = std::strtoul(id.c_str(), nullptr, 10);
+      const std::string gpu = entries.empty() ? id : (n < entries.size() ? entries[n] : "");
+      if (!gpu.empty() && ("," + mine + ",").find("," + gpu + ",") == std::string::npos)
+        mine += (mine.empty() ? "" : ",") + gpu;
+    }
+  }
+  if (mine.empty()) return false;
+  setenv("CUDA_VISIBLE_DEVICES", mine.c_str(), 1);
+  unsetenv("CTEST_RESOURCE_GROUP_COUNT");
+  return true;
+}();
 
 }  // namespace
 
