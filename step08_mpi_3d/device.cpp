@@ -5,9 +5,12 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "comm.hpp"
 #include "lab/cuda.hpp"
@@ -45,17 +48,73 @@ ncclDataType_t nccl_type<int32_t>() { return ncclInt32; }
 template <>
 ncclDataType_t nccl_type<int64_t>() { return ncclInt64; }
 
-// An NCCL communicator over the ranks of one fibre, destroyed with it.
+// How long NCCL may take to start a communicator or to finish a call that it
+// reports in progress: LAB_NCCL_START_S seconds (default 25, under the tests'
+// 30-s watchdog, so that the failure names NCCL instead of "no progress").
+double nccl_limit_s() {
+  static const double limit = [] {
+    const char* env = std::getenv("LAB_NCCL_START_S");
+    const double v = env ? std::strtod(env, nullptr) : 0.0;
+    return v > 0.0 ? v : 25.0;
+  }();
+  return limit;
+}
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+// Waits until `comm` has finished what `call` started (a non-blocking communicator
+// answers ncclInProgress), within nccl_limit_s(); throws naming NCCL, the rank and
+// what to try where it does not.
+void nccl_finish(ncclComm_t comm, ncclResult_t r, const char* call, const char* fibre) {
+  const auto start = std::chrono::steady_clock::now();
+  while (r == ncclInProgress) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > nccl_limit_s())
+      throw std::runtime_error(
+          "NCCL: rank " + std::to_string(world_rank()) + " waited " + std::to_string(int(nccl_limit_s())) +
+          " s in " + call + " on " + fibre +
+          " without an answer; try one rank per GPU (CUDA_VISIBLE_DEVICES), fewer jobs beside it, "
+          "NCCL_DEBUG=WARN to see where it waits, or --transfer mpi (LAB_NCCL_START_S sets the limit)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (ncclCommGetAsyncError(comm, &r) != ncclSuccess && r == ncclSuccess) r = ncclInternalError;
+  }
+  if (r != ncclSuccess)
+    throw std::runtime_error("NCCL: rank " + std::to_string(world_rank()) + ": " + call + " on " + fibre +
+                             " failed: " + ncclGetErrorString(r));
+}
+
+// An NCCL communicator over the ranks of one fibre, destroyed with it. It starts
+// non-blocking, so that a start that cannot finish (ranks sharing a GPU, a link
+// that never answers, a machine starved of cores) ends in a failure that every
+// rank of the fibre agrees on, instead of a wait without end.
 class NcclComm {
  public:
   NcclComm() = default;
-  explicit NcclComm(const Comm& fibre) {
+  explicit NcclComm(const Comm& fibre) : label_(fibre.label() ? fibre.label() : "a fibre") {
+    // NVLink multicast stays off unless the user asked for it: it can take the
+    // GPUs of a shared host out of service.
+    setenv("NCCL_NVLS_ENABLE", "0", 0);
     ncclUniqueId id{};
     all_or_none(fibre.get(), [&] {
       if (fibre.rank() == 0) LAB_NCCL_CHECK(ncclGetUniqueId(&id));
     });
     LAB_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, fibre.get()));
-    LAB_NCCL_CHECK(ncclCommInitRank(&comm_, fibre.size(), id, fibre.rank()));
+    note_step(("starting NCCL on " + label_).c_str());
+    all_or_none(fibre.get(), [&] {
+      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+      config.blocking = 0;
+      const ncclResult_t r = ncclCommInitRankConfig(&comm_, fibre.size(), id, fibre.rank(), &config);
+      try {
+        nccl_finish(comm_, r, "ncclCommInitRank", label_.c_str());
+      } catch (...) {
+        if (comm_) ncclCommAbort(comm_);
+        comm_ = nullptr;
+        throw;
+      }
+    });
   }
   ~NcclComm() {
     if (comm_) ncclCommDestroy(comm_);
@@ -63,9 +122,12 @@ class NcclComm {
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
   ncclComm_t get() const { return comm_; }
+  /// Checks the result of a call on this communicator, waiting while it is in progress.
+  void finish(ncclResult_t r, const char* call) const { nccl_finish(comm_, r, call, label_.c_str()); }
 
  private:
   ncclComm_t comm_ = nullptr;
+  std::string label_;
 };
 #endif
 
@@ -141,7 +203,7 @@ struct DeviceContext::State {
   bool pending[2] = {false, false};
 #if LAB_STEP08_HAVE_NCCL
   std::unique_ptr<NcclComm> fibre_a, fibre_b, fibre_c;
-  ncclComm_t nccl_of(const Comm& fibre, const Cube& cube) const;
+  const NcclComm& nccl_of(const Comm& fibre, const Cube& cube) const;
 #endif
   const Cube* cube = nullptr;
 
@@ -161,10 +223,10 @@ struct DeviceContext::State {
 };
 
 #if LAB_STEP08_HAVE_NCCL
-ncclComm_t DeviceContext::State::nccl_of(const Comm& fibre, const Cube& c) const {
-  if (fibre.get() == c.fibre_a.get()) return fibre_a->get();
-  if (fibre.get() == c.fibre_b.get()) return fibre_b->get();
-  if (fibre.get() == c.fibre_c.get()) return fibre_c->get();
+const NcclComm& DeviceContext::State::nccl_of(const Comm& fibre, const Cube& c) const {
+  if (fibre.get() == c.fibre_a.get()) return *fibre_a;
+  if (fibre.get() == c.fibre_b.get()) return *fibre_b;
+  if (fibre.get() == c.fibre_c.get()) return *fibre_c;
   throw std::logic_error("DeviceTransport: NCCL moves blocks along the cube's fibres only");
 }
 #endif
@@ -236,7 +298,8 @@ void DeviceTransport<T>::bcast(View<T> blk, int root, const Comm& fibre, Traffic
         LAB_CUDA_CHECK(cudaMemcpy2DAsync(buf, sizeof(T) * blk.rows, blk.data, sizeof(T) * blk.ld, sizeof(T) * blk.rows,
                                          blk.cols, cudaMemcpyDeviceToDevice, stream));
     }
-    LAB_NCCL_CHECK(ncclBroadcast(buf, buf, count, nccl_type<T>(), root, s.nccl_of(fibre, *s.cube), stream));
+    const NcclComm& nc = s.nccl_of(fibre, *s.cube);
+    nc.finish(ncclBroadcast(buf, buf, count, nccl_type<T>(), root, nc.get(), stream), "ncclBroadcast");
     if (buf != blk.data && !me_root)
       LAB_CUDA_CHECK(cudaMemcpy2DAsync(blk.data, sizeof(T) * blk.ld, buf, sizeof(T) * blk.rows, sizeof(T) * blk.rows,
                                        blk.cols, cudaMemcpyDeviceToDevice, stream));
@@ -281,8 +344,10 @@ void DeviceTransport<T>::reduce(View<T> blk, int root, const Comm& fibre, Traffi
   (me_root ? t.recv : t.sent) += mpi::bytes_of(blk);
 #if LAB_STEP08_HAVE_NCCL
   if (s.nccl) {
-    LAB_NCCL_CHECK(ncclReduce(blk.data, blk.data, count, nccl_type<T>(), static_cast<ncclRedOp_t>(op_.nccl_op),
-                              root, s.nccl_of(fibre, *s.cube), stream));
+    const NcclComm& nc = s.nccl_of(fibre, *s.cube);
+    nc.finish(ncclReduce(blk.data, blk.data, count, nccl_type<T>(), static_cast<ncclRedOp_t>(op_.nccl_op), root,
+                         nc.get(), stream),
+              "ncclReduce");
     return;
   }
 #endif
