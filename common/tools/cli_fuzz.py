@@ -11,8 +11,12 @@ zero, huge, not a number, repeated, in unicode, as a broken list or a path
 that cannot be written; unknown options; pairs of options (combinations the
 program may refuse); and, for the programs that read files, inputs that are
 empty, truncated, of the wrong kind, a folder or missing. Each vector runs
-with a small size, in a fresh empty folder, under a time limit. A vector
-fails on
+with a small size, in a fresh empty folder, under a time limit. The limit
+is each program's own: ten times a plain run of its small case on this
+machine, measured first, and never less than --timeout (10 s); so a
+program that does more on a big node (a peak probe over every core, every
+GPU looked at) or under load gets more, and nothing waits on a fixed number
+of seconds. A vector fails on
   - a timeout or a signal (a crash),
   - an exit status the program does not document for it (0 ok, 2 bad usage,
     3 not implemented yet, 77 skipped; 1 wrong result and 4 error are bugs
@@ -247,6 +251,22 @@ def norm(text):
     return text.lstrip("-").replace("-", "_").lower()
 
 
+def plain_run_seconds(prog, fixtures, cap):
+    """Seconds of a plain run of the program's small case here (its start-up and
+    probes included), or None when it did not end within cap seconds."""
+    argv = [str(c) for c in prog["cmd"]] + [resolve(a, fixtures) for a in prog["small"]]
+    work = pathlib.Path(tempfile.mkdtemp(prefix="fuzz-"))
+    env = dict(os.environ, OMP_NUM_THREADS="1", MPLBACKEND="Agg")
+    try:
+        t0 = time.monotonic()
+        subprocess.run(argv, cwd=work, stdin=subprocess.DEVNULL, capture_output=True, timeout=cap, env=env)
+        return time.monotonic() - t0
+    except subprocess.TimeoutExpired:
+        return None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def run_vector(cmd, tail, culprit, fixtures, timeout, allowed=OK_STATUSES):
     """Runs one vector in a fresh folder; returns None when it behaved, else why not."""
     argv = [str(c) for c in cmd] + [resolve(a, fixtures) for a in tail]
@@ -323,12 +343,13 @@ def executable(prog):
     return pathlib.Path(str(next(c for c in prog["cmd"] if isinstance(c, pathlib.Path))))
 
 
-def run_fixed(progs, fixtures, kinds, timeout):
+def run_fixed(progs, fixtures, kinds, timeouts):
     failures = 0
     for name, tail, allowed, pattern, limit in FIXED:
         prog = progs[name]
-        if prog["kind"] not in kinds or not executable(prog).exists():
+        if prog["kind"] not in kinds or not executable(prog).exists() or name not in timeouts:
             continue
+        timeout = timeouts[name]
         argv = [str(c) for c in prog["cmd"]] + [resolve(a, fixtures) for a in tail]
         # (the limit is on the CPU time the program took: a busy CI machine stretches the wall time)
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -362,12 +383,15 @@ def main():
     ap.add_argument("--vectors", type=int, default=300, help="vectors per program (default 300)")
     ap.add_argument("--seed", type=int, help="the random seed (default: from the clock; printed)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="vectors run at once")
-    ap.add_argument("--timeout", type=float, default=10.0, help="seconds per vector (default 10)")
+    ap.add_argument("--timeout", type=float, default=10.0,
+                    help="seconds per vector at least (default 10); a program whose plain run takes longer "
+                         "than a tenth of it gets ten times that run")
     ap.add_argument("--mpiexec", default=shutil.which("mpiexec") or "mpiexec")
     ap.add_argument("--list", action="store_true", help="list the programs and exit")
     ap.add_argument("--replay", help="run one vector (the JSON argv a failure printed) and show its output")
     a = ap.parse_args()
-    fixtures_dir = pathlib.Path(tempfile.gettempdir()) / "cli_fuzz_inputs"
+    # one folder per account: on a shared machine another user's would not be writable
+    fixtures_dir = pathlib.Path(tempfile.gettempdir()) / f"cli_fuzz_inputs-{os.getuid()}"
     fixtures_dir.mkdir(exist_ok=True)
     if a.replay:
         try:
@@ -410,19 +434,27 @@ def main():
     failed = 0
     fixtures = write_fixtures(fixtures_dir)
     jobs = []
+    timeouts = {}
     for name in chosen:
         prog = progs[name]
         if not executable(prog).exists():
             print(f"  {name:26s} not built here: skipped")
             continue
         help_cmd = prog.get("help", [*prog["cmd"], "--help"])
-        h = subprocess.run([str(c) for c in help_cmd], capture_output=True, timeout=a.timeout)
+        h = subprocess.run([str(c) for c in help_cmd], capture_output=True, timeout=a.timeout * 30)
         text = h.stdout.decode(errors="replace") + h.stderr.decode(errors="replace")
         opts = options_from_help(text)
         if h.returncode != 0 or not opts:
             print(f"FAIL {name}: --help exited {h.returncode} with {len(opts)} options: {text[-400:]}")
             failed += 1
             continue
+        # its own limit: ten times a plain run here, at least --timeout
+        plain = plain_run_seconds(prog, fixtures, a.timeout * 30)
+        if plain is None:
+            print(f"FAIL {name}: a plain run ({' '.join(prog['small'])}) did not end within {a.timeout * 30:g} s")
+            failed += 1
+            continue
+        timeouts[name] = max(a.timeout, 10 * plain)
         rng = random.Random(f"{seed}:{name}")
         # The GPU programs, fuzzed on the CPU machine, mostly meet "no GPU": fewer vectors there.
         count = a.vectors if prog["kind"] in kinds else max(a.vectors // 3, 1)
@@ -432,7 +464,7 @@ def main():
         for name, prog, vs, nopts in jobs:
             t0 = time.monotonic()
             allowed = prog.get("statuses", OK_STATUSES)
-            futs = [(tail, pool.submit(run_vector, prog["cmd"], tail, culprit, fixtures, a.timeout, allowed))
+            futs = [(tail, pool.submit(run_vector, prog["cmd"], tail, culprit, fixtures, timeouts[name], allowed))
                     for tail, culprit in vs]
             bad = 0
             for tail, fut in futs:
@@ -442,9 +474,9 @@ def main():
                     argv = [str(c) for c in prog["cmd"]] + [resolve(x, fixtures) for x in tail]
                     print(f"FAIL {name}: {why}\n  replay: {json.dumps(argv)}", flush=True)
             print(f"  {name:26s} {len(vs):4d} vectors from {nopts} options, {bad} failed, "
-                  f"{time.monotonic() - t0:.1f} s", flush=True)
+                  f"{time.monotonic() - t0:.1f} s (limit {timeouts[name]:.0f} s a vector)", flush=True)
             failed += bad
-    failed += run_fixed(progs, fixtures, run_kinds, a.timeout)
+    failed += run_fixed(progs, fixtures, run_kinds, timeouts)
     print(f"cli_fuzz: seed {seed}, {failed} failure(s), {time.monotonic() - t_start:.1f} s")
     return 1 if failed else 0
 
