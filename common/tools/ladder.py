@@ -50,6 +50,97 @@ def label(r):
     return r["variant"] if r["variant"] in VENDORS else f'{r["step"]} {r["variant"]}'
 
 
+def best_per_step(rows):
+    """One row per (CPU|GPU, step): its fastest passing variant, in step order."""
+    best = {}
+    for r in rows:
+        if r["check"] != "pass" or r["variant"] in VENDORS or r["impl"] == "baseline":
+            continue
+        key = (is_gpu(r), r["step"])
+        if key not in best or r["gflops"] > best[key]["gflops"]:
+            best[key] = r
+    return [best[k] for k in sorted(best)]
+
+
+def vendor_of_group(rows, gpu):
+    """The vendor library's best passing rate among the rows of one group (CPU or GPU)."""
+    rates = [r["gflops"] for r in rows if r["check"] == "pass" and r["variant"] == ("cublas" if gpu else "openblas")]
+    return max(rates) if rates else None
+
+
+def rate(v):
+    """A GFLOP/s figure short enough for a bar: 0.347, 18.3, 91.6, 3,810, 49,800."""
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+
+
+def draw(plt, rows):
+    """Two panels, at most 1600 px wide at 120 dpi: one bar per step (its best
+    variant) in a CPU and a GPU group with the vendor library as a line across
+    each group; below, every variant of every step as a short horizontal bar."""
+    best = best_per_step(rows)
+    # every variant once; a vendor library once per CPU/GPU group (several steps time it)
+    variants, vendors = [], {}
+    for r in rows:
+        if r["check"] != "pass":
+            continue
+        if r["variant"] in VENDORS:
+            key = (is_gpu(r), r["variant"])
+            if key not in vendors or r["gflops"] > vendors[key]["gflops"]:
+                vendors[key] = r
+        else:
+            variants.append(r)
+    variants = sorted(variants + list(vendors.values()),
+                      key=lambda r: (is_gpu(r), r["variant"] in VENDORS, r["step"], -r["gflops"]))
+    top_h, row_h = 4.2, 0.17
+    fig, (ax, av) = plt.subplots(2, 1, figsize=(12, top_h + 1.2 + row_h * max(4, len(variants))),
+                                 gridspec_kw={"height_ratios": [top_h, row_h * max(4, len(variants))]})
+    x, ticks, labels = 0.0, [], []
+    for gpu, color, vendor_name in ((False, "#1f77b4", "OpenBLAS"), (True, "#d62728", "cuBLAS")):
+        group = [r for r in best if is_gpu(r) == gpu]
+        if not group:
+            continue
+        xs = [x + i for i in range(len(group))]
+        bars = ax.bar(xs, [r["gflops"] for r in group], color=color, width=0.7,
+                      label="GPU steps" if gpu else "CPU steps")
+        for b, r in zip(bars, group):
+            ax.annotate(rate(r["gflops"]), (b.get_x() + b.get_width() / 2, b.get_height()), ha="center",
+                        va="bottom", fontsize=9)
+        ticks += xs
+        labels += [f'{r["step"]}\n{r["variant"]}' for r in group]
+        vend = vendor_of_group(rows, gpu)
+        if vend:
+            ax.hlines(vend, xs[0] - 0.45, xs[-1] + 0.45, colors="#333333", linestyles="--", linewidth=1.2)
+            ax.annotate(f"{vendor_name}\n{rate(vend)}", (xs[-1] + 0.5, vend), ha="left", va="center", fontsize=9,
+                        color="#333333")
+        where = "GPU" if gpu else "CPU"
+        size = group[0]["m"]
+        thr = "" if gpu else f', {group[0]["threads"]} thread{"s" if group[0]["threads"] != 1 else ""}'
+        ax.annotate(f"{where} (n = {size}{thr})", ((xs[0] + xs[-1]) / 2, 1.02), xycoords=("data", "axes fraction"),
+                    ha="center", va="bottom", fontsize=10, fontweight="bold")
+        x = xs[-1] + 2.2
+    ax.set_xlim(-0.6, x - 1.0)
+    ax.set_yscale("log")
+    ax.set_ylabel("GFLOP/s (log scale)")
+    ax.set_xticks(ticks)
+    ax.set_xticklabels(labels, fontsize=9)
+    ax.grid(axis="y", which="both", alpha=0.3)
+    ax.set_title("gemm-lab: the DGEMM ladder, each step's best variant (dashed: the vendor library)", pad=22)
+    # every variant, fastest first within its step
+    ys = range(len(variants))
+    av.barh(list(ys), [r["gflops"] for r in variants], height=0.7,
+            color=["#7f7f7f" if r["variant"] in VENDORS else ("#d62728" if is_gpu(r) else "#1f77b4")
+                   for r in variants])
+    av.set_yticks(list(ys))
+    av.set_yticklabels([label(r) for r in variants], fontsize=8)
+    av.invert_yaxis()
+    av.set_xscale("log")
+    av.set_xlabel("GFLOP/s (log scale): every variant (grey: vendor library)")
+    av.grid(axis="x", which="both", alpha=0.3)
+    for y, r in zip(ys, variants):
+        av.annotate(" " + rate(r["gflops"]), (r["gflops"], y), va="center", fontsize=7)
+    fig.tight_layout()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv")
@@ -80,26 +171,8 @@ def main():
     except ImportError:
         print("ladder: matplotlib is not installed; no PNG (apt-get install python3-matplotlib)", file=sys.stderr)
         return 0
-    # CPU steps, then their vendor bar, then GPU steps and theirs.
-    shown = sorted((r for r in rows if r["check"] == "pass"),
-                   key=lambda r: (is_gpu(r), r["variant"] in VENDORS, r["step"], r["threads"]))
-    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(shown) + 2), 4.8))
-    colors = ["#7f7f7f" if r["variant"] in VENDORS else ("#d62728" if is_gpu(r) else "#1f77b4") for r in shown]
-    bars = ax.bar(range(len(shown)), [r["gflops"] for r in shown], color=colors)
-    ax.set_yscale("log")
-    ax.set_ylabel("GFLOP/s (log scale)")
-    ax.set_xticks(range(len(shown)))
-    ax.set_xticklabels([f'{label(r)}\n{r["m"]}³ · {r["threads"]} thr' if not is_gpu(r) else f'{label(r)}\n{r["m"]}³ · GPU'
-                        for r in shown], rotation=30, ha="right", fontsize=8)
-    for b, r in zip(bars, shown):
-        ax.annotate(f'{r["gflops"]:.1f}', (b.get_x() + b.get_width() / 2, b.get_height()), ha="center",
-                    va="bottom", fontsize=8)
-    ax.set_title("gemm-lab: the DGEMM ladder")
-    from matplotlib.patches import Patch
-    ax.legend(handles=[Patch(color="#1f77b4", label="CPU step"), Patch(color="#d62728", label="GPU step"),
-                       Patch(color="#7f7f7f", label="vendor BLAS")], loc="upper left", fontsize=8)
-    ax.grid(axis="y", which="both", alpha=0.3)
-    fig.tight_layout()
+    draw(plt, rows)
+    fig = plt.gcf()
     labio.save_figure("ladder", "--png", fig, args.png, dpi=120)
     print(f"ladder: wrote {args.png}")
     return 0
