@@ -106,16 +106,18 @@ def draw(plt, rows):
             ax.annotate(rate(r["gflops"]), (b.get_x() + b.get_width() / 2, b.get_height()), ha="center",
                         va="bottom", fontsize=9)
         ticks += xs
-        labels += [f'{r["step"]}\n{r["variant"]}' for r in group]
+        sizes = {r["m"] for r in group}
+        # a bar whose size is not its group's says its own
+        labels += [f'{r["step"]}\n{r["variant"]}' + (f'\nn = {r["m"]}' if len(sizes) > 1 else "") for r in group]
         vend = vendor_of_group(rows, gpu)
         if vend:
             ax.hlines(vend, xs[0] - 0.45, xs[-1] + 0.45, colors="#333333", linestyles="--", linewidth=1.2)
             ax.annotate(f"{vendor_name}\n{rate(vend)}", (xs[-1] + 0.5, vend), ha="left", va="center", fontsize=9,
                         color="#333333")
         where = "GPU" if gpu else "CPU"
-        size = group[0]["m"]
-        thr = "" if gpu else f', {group[0]["threads"]} thread{"s" if group[0]["threads"] != 1 else ""}'
-        ax.annotate(f"{where} (n = {size}{thr})", ((xs[0] + xs[-1]) / 2, 1.02), xycoords=("data", "axes fraction"),
+        size = f'n = {group[0]["m"]}' if len(sizes) == 1 else ""
+        thr = "" if gpu else f'{group[0]["threads"]} thread{"s" if group[0]["threads"] != 1 else ""}'
+        ax.annotate(f"{where} ({', '.join(t for t in (size, thr) if t)})" if size or thr else where, ((xs[0] + xs[-1]) / 2, 1.02), xycoords=("data", "axes fraction"),
                     ha="center", va="bottom", fontsize=10, fontweight="bold")
         x = xs[-1] + 2.2
     ax.set_xlim(-0.6, x - 1.0)
