@@ -148,6 +148,31 @@ class Grade(unittest.TestCase):
         self.assertIn("`step05_cuda_shared.student.correctness`: the GPU context was lost in Contract/S.M/c12",
                       data["output"])
 
+    def test_a_crash_names_its_rank_signal_and_test_and_the_asan_command(self):
+        run_case = "[ RUN      ] Step08Cube.EveryGrid\n"
+        junit = self.junit(
+            ("step08_mpi_3d.student.correctness.np2", "fail",
+             run_case + "mpiexec noticed that process rank 1 with PID 0 on node vm exited on\nsignal 11 "
+             "(Segmentation fault)."),
+            ("step08_mpi_3d.student.correctness.np3", "fail",
+             run_case + "MPI_ABORT was invoked on rank 2 in communicator MPI_COMM_WORLD\nwith errorcode 3."),
+            ("step03_tiling.student.correctness", "fail", "[ RUN      ] Contract/S.M/c1\n"),
+            ("step08_mpi_3d.student.correctness.np4", "fail", run_case))
+        log = self.tmp / "ctest.log"
+        log.write_text("1/4 Test #3: step03_tiling.student.correctness ....***Exception: SegFault  0.52 sec\n"
+                       "4/4 Test #4: step08_mpi_3d.student.correctness.np4 ...***Timeout  60.02 sec\n")
+        p = run("summary", junit, "--log", log, ok=False)
+        self.assertIn("rank 1 died with signal 11 (SIGSEGV) in test Step08Cube.EveryGrid", p.stdout)
+        self.assertIn("find the line: LAB_CONFIGURE_ARGS=-DLAB_ENABLE_MPI=ON ASAN_OPTIONS=detect_leaks=0 "
+                      "./lab test --preset asan step08 -R '^step08_mpi_3d\\.student\\.correctness\\.np2$'",
+                      p.stdout)
+        self.assertIn("rank 2 called MPI_Abort (error code 3) in test Step08Cube.EveryGrid", p.stdout)
+        self.assertIn("the program died with signal 11 (SIGSEGV) in test Contract/S.M/c1", p.stdout)
+        self.assertIn("find the line: ./lab test --preset asan step03 -R '^step03_tiling\\.student\\.correctness$'",
+                      p.stdout)
+        self.assertIn("timed out after 60 s in test Step08Cube.EveryGrid", p.stdout)
+        self.assertEqual(p.stdout.count("find the line"), 2)  # not for an abort or a timeout
+
     def junit(self, *programs):
         """A JUnit report of ctest's: (name, ctest's status, output) a program."""
         body = ""
