@@ -523,6 +523,7 @@ RANK_DIED = re.compile(r"rank (\d+) died with signal (\d+) \((\w+)\) in (\S+)")
 OMPI_SIGNAL = re.compile(r"process rank (\d+) with PID \S+ on node \S+ exited on\s+signal (\d+)")
 MPICH_SIGNAL = re.compile(r"RANK (\d+) PID \d+ RUNNING AT \S+\s*=\s*KILLED BY SIGNAL: (\d+)")
 MPI_ABORT = re.compile(r"MPI_ABORT was invoked on rank (\d+) in communicator \S+\s+with errorcode (-?\d+)")
+RACE = re.compile(r"a race between the streams: (.*?) \(found by the CUDA emulation")
 WATCHDOG = re.compile(r"rank (\d+) made no progress for (\d+) s in (\S+), last in ([^\n]*?): a deadlock")
 
 
@@ -558,7 +559,8 @@ def asan_command(test):
 
 
 def crash_lines(test, log):
-    """Lines that say which rank died of what, in which test, and how to find the line."""
+    """Lines that say which rank died of what, in which test, and how to find the line (and
+    the races step07's CUDA emulation found)."""
     out, lines = test["output"], []
     case = case_in_progress(out)
     where = f" in test {case}" if case else ""
@@ -583,6 +585,8 @@ def crash_lines(test, log):
     for m in WATCHDOG.finditer(out):
         lines.append(f"rank {m.group(1)} made no progress for {m.group(2)} s in test {m.group(3)} "
                      f"(last in {m.group(4)}): a deadlock?")
+    races = list(dict.fromkeys(RACE.findall(out)))  # step07's emulation: the missing ordering, once each
+    lines += [f"a race between the streams: {r}" for r in races[:2]]
     ending = ctest_ending(test["name"], log)
     if ending and ending[0] == "signal" and not lines:
         died(None, ending[1])

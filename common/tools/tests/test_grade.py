@@ -173,6 +173,15 @@ class Grade(unittest.TestCase):
         self.assertIn("timed out after 60 s in test Step08Cube.EveryGrid", p.stdout)
         self.assertEqual(p.stdout.count("find the line"), 2)  # not for an abort or a timeout
 
+    def test_a_race_the_cuda_emulation_found_is_named_once(self):
+        race = ("C++ exception with description \"a race between the streams: compute read panel 0 of buffer "
+                "slot 0 before its copy completed: no wait on its event (found by the CUDA emulation when "
+                "engine.cpp:391 queued it)\" thrown in the test body.\n")
+        out = "".join(f"[ RUN      ] S.c{i}\n{race}[  FAILED  ] S.c{i} (1 ms)\n" for i in range(3))
+        p = run("summary", self.junit(("harness.step07_emulated_student", "fail", out)), ok=False)
+        self.assertEqual(p.stdout.count("a race between the streams: compute read panel 0 of buffer slot 0 before "
+                                        "its copy completed: no wait on its event\n"), 1)
+
     def junit(self, *programs):
         """A JUnit report of ctest's: (name, ctest's status, output) a program."""
         body = ""
