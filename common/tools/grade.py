@@ -523,6 +523,8 @@ RANK_DIED = re.compile(r"rank (\d+) died with signal (\d+) \((\w+)\) in (\S+)")
 OMPI_SIGNAL = re.compile(r"process rank (\d+) with PID \S+ on node \S+ exited on\s+signal (\d+)")
 MPICH_SIGNAL = re.compile(r"RANK (\d+) PID \d+ RUNNING AT \S+\s*=\s*KILLED BY SIGNAL: (\d+)")
 MPI_ABORT = re.compile(r"MPI_ABORT was invoked on rank (\d+) in communicator \S+\s+with errorcode (-?\d+)")
+MPI_ERROR = re.compile(r"MPI Error in NBC subrequest \S+ : (\d+)|An error occurred in (MPI_\w+)")
+PHASE = re.compile(r"the first phase that went wrong: ([^\n]*)")
 RACE = re.compile(r"a race between the streams: (.*?) \(found by the CUDA emulation")
 WATCHDOG = re.compile(r"rank (\d+) made no progress for (\d+) s in (\S+), last in ([^\n]*?): a deadlock")
 
@@ -585,6 +587,13 @@ def crash_lines(test, log):
     for m in WATCHDOG.finditer(out):
         lines.append(f"rank {m.group(1)} made no progress for {m.group(2)} s in test {m.group(3)} "
                      f"(last in {m.group(4)}): a deadlock?")
+    for m in list(MPI_ERROR.finditer(out))[:1]:
+        call = m.group(2) or "a collective"
+        why = " (15: MPI_ERR_TRUNCATE, a message longer than its receive buffer: do the ranks agree on the " \
+              "block's size and the communicator?)" if m.group(1) == "15" else f" (error {m.group(1)})" if m.group(1) else ""
+        lines.append(f"the run ended in an MPI error in {call}{why}{where}")
+    phases = list(dict.fromkeys(PHASE.findall(out)))  # step08: where the data first went wrong
+    lines += [f"the first phase that went wrong: {ph}" for ph in phases[:1]]
     races = list(dict.fromkeys(RACE.findall(out)))  # step07's emulation: the missing ordering, once each
     lines += [f"a race between the streams: {r}" for r in races[:2]]
     ending = ctest_ending(test["name"], log)

@@ -173,6 +173,16 @@ class Grade(unittest.TestCase):
         self.assertIn("timed out after 60 s in test Step08Cube.EveryGrid", p.stdout)
         self.assertEqual(p.stdout.count("find the line"), 2)  # not for an abort or a timeout
 
+    def test_the_phase_and_an_mpi_error_of_step08_are_quoted(self):
+        phase = ("the first phase that went wrong: B broadcast: rank 1 at (1,0,0) starts its product with a wrong "
+                 "B block (51 x 23)\n")
+        out = ("[ RUN      ] Step08Multiply.Blocks\n" + phase + phase +
+               "MPI Error in NBC subrequest 0x55 : 15\nNBC_Progress: an error 15 was found\n")
+        p = run("summary", self.junit(("step08_mpi_3d.student.correctness.np2", "fail", out)), ok=False)
+        self.assertEqual(p.stdout.count("the first phase that went wrong: B broadcast: rank 1"), 1)
+        self.assertIn("the run ended in an MPI error in a collective (15: MPI_ERR_TRUNCATE", p.stdout)
+        self.assertIn("in test Step08Multiply.Blocks", p.stdout)
+
     def test_a_race_the_cuda_emulation_found_is_named_once(self):
         race = ("C++ exception with description \"a race between the streams: compute read panel 0 of buffer "
                 "slot 0 before its copy completed: no wait on its event (found by the CUDA emulation when "
