@@ -172,7 +172,7 @@ std::string first_wrong_phase(const Grid& g, const Shape& s, uint64_t seed) {
     const lab::CheckResult r = lab::check_against_reference(s.alpha, A.cview(), B.cview(), s.beta, C0.cview(), c.cview());
     if (!r.ok)
       reduce = "reduction: " + at + " holds a wrong " + range("C", cb) + " after the reduction along fibre_c (z "
-               "varies): the " + std::to_string(g.pz) + " partial blocks of the layers above it must be combined "
+               "varies): the partial blocks of its " + std::to_string(g.pz) + " layers must be combined "
                "onto z = 0\n";
   }
   // The first phase that went wrong on any rank, in the order of the algorithm.
