@@ -524,6 +524,8 @@ OMPI_SIGNAL = re.compile(r"process rank (\d+) with PID \S+ on node \S+ exited on
 MPICH_SIGNAL = re.compile(r"RANK (\d+) PID \d+ RUNNING AT \S+\s*=\s*KILLED BY SIGNAL: (\d+)")
 MPI_ABORT = re.compile(r"MPI_ABORT was invoked on rank (\d+) in communicator \S+\s+with errorcode (-?\d+)")
 MPI_ERROR = re.compile(r"MPI Error in NBC subrequest \S+ : (\d+)|An error occurred in (MPI_\w+)")
+ASAN = re.compile(r"ERROR: AddressSanitizer: (\S+(?: on [^(\n]*?)?)\s*(?:\(|\n)")
+ASAN_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in .*? (\S+\.(?:cpp|hpp|cu|h):\d+)", re.M)
 PHASE = re.compile(r"the first phase that went wrong: ([^\n]*)")
 RACE = re.compile(r"a race between the streams: (.*?) \(found by the CUDA emulation")
 WATCHDOG = re.compile(r"rank (\d+) made no progress for (\d+) s in (\S+), last in ([^\n]*?): a deadlock")
@@ -592,6 +594,9 @@ def crash_lines(test, log):
         why = " (15: MPI_ERR_TRUNCATE, a message longer than its receive buffer: do the ranks agree on the " \
               "block's size and the communicator?)" if m.group(1) == "15" else f" (error {m.group(1)})" if m.group(1) else ""
         lines.append(f"the run ended in an MPI error in {call}{why}{where}")
+    for m in list(ASAN.finditer(out))[:1]:  # a run under --preset asan: the access and the first source line
+        frame = ASAN_FRAME.search(out, m.end())
+        lines.append(f"AddressSanitizer: {m.group(1).strip()}" + (f" at {frame.group(1)}" if frame else "") + where)
     phases = list(dict.fromkeys(PHASE.findall(out)))  # step08: where the data first went wrong
     lines += [f"the first phase that went wrong: {ph}" for ph in phases[:1]]
     races = list(dict.fromkeys(RACE.findall(out)))  # step07's emulation: the missing ordering, once each

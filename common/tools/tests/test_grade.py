@@ -183,6 +183,14 @@ class Grade(unittest.TestCase):
         self.assertIn("the run ended in an MPI error in a collective (15: MPI_ERR_TRUNCATE", p.stdout)
         self.assertIn("in test Step08Multiply.Blocks", p.stdout)
 
+    def test_an_address_sanitizer_report_gives_its_access_and_line(self):
+        out = ("[ RUN      ] Step08Multiply.Blocks\n==9==ERROR: AddressSanitizer: SEGV on unknown address 0x62 (pc 0x5 "
+               "bp 0x7 sp 0x7 T0)\n    #0 0x55d7 in lab::step08::multiply_blocks&lt;double&gt;(Plan const&amp;) "
+               "/src/step08_mpi_3d/cube.cpp:85\n")
+        p = run("summary", self.junit(("step08_mpi_3d.student.correctness.np2", "fail", out)), ok=False)
+        self.assertIn("AddressSanitizer: SEGV on unknown address 0x62 at /src/step08_mpi_3d/cube.cpp:85 in test "
+                      "Step08Multiply.Blocks", p.stdout)
+
     def test_a_race_the_cuda_emulation_found_is_named_once(self):
         race = ("C++ exception with description \"a race between the streams: compute read panel 0 of buffer "
                 "slot 0 before its copy completed: no wait on its event (found by the CUDA emulation when "
