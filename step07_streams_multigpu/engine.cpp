@@ -13,6 +13,14 @@
 
 #include "lab/gemm_args.hpp"
 
+// The CUDA emulation (tests/emulated/) names the streams, buffers, copies and
+// products in its race messages; on a GPU these calls are not compiled.
+#ifdef LAB_CUDA_EMULATED
+#define LAB_EMULATION(call) lab_emulated::call
+#else
+#define LAB_EMULATION(call) ((void)0)
+#endif
+
 namespace lab::step07::detail {
 namespace {
 
@@ -170,6 +178,15 @@ Worker::Worker(Call& call, StreamSlot slot)
     dA_[b] = cuda::DeviceBuffer<double>(size_t(t.tm * t.tk));
     dB_[b] = cuda::DeviceBuffer<double>(size_t(t.tk * t.tn));
   }
+  LAB_EMULATION(name_stream(h2d_.get(), "h2d"));
+  LAB_EMULATION(name_stream(compute_.get(), "compute"));
+  LAB_EMULATION(name_stream(d2h_.get(), "d2h"));
+  LAB_EMULATION(name_memory(dC_.data(), "the C tile"));
+  LAB_EMULATION(name_memory(dCin_.data(), "the C-in buffer"));
+  for (int b = 0; b < 2; ++b) {
+    LAB_EMULATION(name_memory(dA_[b].data(), "buffer slot " + std::to_string(b)));
+    LAB_EMULATION(name_memory(dB_[b].data(), "buffer slot " + std::to_string(b)));
+  }
   blas_ = HandlePool::get().take(slot.device);
   LAB_CUDA_CHECK(cublasSetStream(blas_, compute_.get()));
   cores_ = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -255,6 +272,26 @@ void Worker::host_event(const char* kind, double start_s, int64_t bytes) {
   if (call_.opts.trace) host_events_.push_back(event(kind, bytes, start_s, seconds_since(call_.t0)));
 }
 
+std::string Worker::host_block_name(const double* p) const {
+  const Call& c = call_;
+  const int64_t tk = plan().shape.tk, tn = plan().shape.tn;
+  auto holds = [p](ConstMatView m) { return m.data && p >= m.data && p < m.data + m.ld * m.cols; };
+  if (holds(c.A)) return "panel " + std::to_string((p - c.A.data) / c.A.ld / tk);
+  if (holds(c.B)) return "panel " + std::to_string((p - c.B.data) % c.B.ld / tk);
+  if (holds(c.C)) {
+    const int64_t col = (p - c.C.data) / c.C.ld;
+    return "block " + std::to_string(col % tn / c_block_width(plan().shape)) + " of the C tile";
+  }
+  return "a host block";
+}
+
+std::string Worker::tile_block_name(const double* p, int64_t cols) const {
+  const int64_t col = (p - dC_.data()) / plan().shape.tm, bw = c_block_width(plan().shape);
+  if (p < dC_.data() || p >= dC_.data() + dC_.size()) return "the C-in buffer";
+  if (col == 0 && cols > bw) return "the C tile";
+  return "block " + std::to_string(col / bw) + " of the C tile";
+}
+
 TraceEvent Worker::event(const std::string& kind, int64_t bytes, double start_s, double end_s) const {
   TraceEvent e;
   e.gpu = slot_.gpu;
@@ -290,8 +327,11 @@ void Worker::load(MatView dev, ConstMatView host, cudaStream_t s) {
   const size_t width = sizeof(double) * size_t(host.rows);
   const int64_t bytes = int64_t(width) * host.cols;
   const double* last = host.data + (host.cols - 1) * host.ld + host.rows - 1;
+  for (int b = 0; b < 2; ++b)
+    if (dev.data == dA_[b].data()) slot_panel_[b] = host_block_name(host.data);
   if (pinned(host.data) && pinned(last)) {
     const int op = begin_op(s);
+    LAB_EMULATION(describe("copy", host_block_name(host.data)));
     LAB_CUDA_CHECK(cudaMemcpy2DAsync(dev.data, sizeof(double) * size_t(dev.ld), host.data,
                                      sizeof(double) * size_t(host.ld), width, size_t(host.cols),
                                      cudaMemcpyHostToDevice, s));
@@ -305,6 +345,7 @@ void Worker::load(MatView dev, ConstMatView host, cudaStream_t s) {
     Staging& st = take(in_ring_, in_next_, 4);
     host_copy(MatView{st.buf, host.rows, w, host.rows}, host.block(0, j, host.rows, w));
     const int op = begin_op(s);
+    LAB_EMULATION(describe("copy", host_block_name(host.data)));
     LAB_CUDA_CHECK(cudaMemcpy2DAsync(dev.data + j * dev.ld, sizeof(double) * size_t(dev.ld), st.buf, width,
                                      width, size_t(w), cudaMemcpyHostToDevice, s));
     end_op(op, s, "H2D", int64_t(width) * w);
@@ -319,6 +360,7 @@ void Worker::store(MatView host, ConstMatView dev, cudaStream_t s) {
   const double* last = host.data + (host.cols - 1) * host.ld + host.rows - 1;
   if (pinned(host.data) && pinned(last)) {
     const int op = begin_op(s);
+    LAB_EMULATION(describe("copy back", tile_block_name(dev.data, dev.cols)));
     LAB_CUDA_CHECK(cudaMemcpy2DAsync(host.data, sizeof(double) * size_t(host.ld), dev.data,
                                      sizeof(double) * size_t(dev.ld), width, size_t(host.cols),
                                      cudaMemcpyDeviceToHost, s));
@@ -330,6 +372,7 @@ void Worker::store(MatView host, ConstMatView dev, cudaStream_t s) {
     const int64_t w = std::min(chunk, host.cols - j);
     Staging& st = take(out_ring_, out_next_, out_ring_size_);
     const int op = begin_op(s);
+    LAB_EMULATION(describe("copy back", tile_block_name(dev.data, dev.cols)));
     LAB_CUDA_CHECK(cudaMemcpy2DAsync(st.buf, width, dev.data + j * dev.ld, sizeof(double) * size_t(dev.ld),
                                      width, size_t(w), cudaMemcpyDeviceToHost, s));
     end_op(op, s, "D2H", int64_t(width) * w);
@@ -343,6 +386,8 @@ void Worker::store(MatView host, ConstMatView dev, cudaStream_t s) {
 void Worker::gemm(double alpha, ConstMatView dA, ConstMatView dB, double beta, MatView dC) {
   if (dC.rows == 0 || dC.cols == 0) return;
   const int op = begin_op(compute_.get());
+  LAB_EMULATION(describe(("product of " + slot_panel_[dA.data == dA_[1].data() ? 1 : 0]).c_str(),
+                         tile_block_name(dC.data, dC.cols)));
   LAB_CUDA_CHECK(cublasDgemm_64(blas_, CUBLAS_OP_N, CUBLAS_OP_N, dC.rows, dC.cols, dA.cols, &alpha, dA.data,
                                 dA.ld, dB.data, dB.ld, &beta, dC.data, dC.ld));
   end_op(op, compute_.get(), "compute", 0);
@@ -352,6 +397,7 @@ void Worker::add(double beta, ConstMatView dX, MatView dC) {
   if (dC.rows == 0 || dC.cols == 0) return;
   const int op = begin_op(compute_.get());
   const double one = 1.0;
+  LAB_EMULATION(describe("addition of C", tile_block_name(dC.data, dC.cols)));
   // In place (dC is both the first operand and the result), which cuBLAS allows with CUBLAS_OP_N.
   LAB_CUDA_CHECK(cublasDgeam_64(blas_, CUBLAS_OP_N, CUBLAS_OP_N, dC.rows, dC.cols, &one, dC.data, dC.ld,
                                 &beta, dX.data, dX.ld, dC.data, dC.ld));

@@ -131,6 +131,10 @@ class Worker {
   /// Traces a host thread's part (kind "host": a staging copy; "wait": waiting
   /// for a staging buffer's copy) from `start_s` (seconds since the call began) to now.
   void host_event(const char* kind, double start_s, int64_t bytes);
+  /// What a host block is ("panel 3", "block 2 of the C tile") and what a
+  /// block of the device's C tile is, for the CUDA emulation's race messages.
+  std::string host_block_name(const double* p) const;
+  std::string tile_block_name(const double* p, int64_t cols) const;
   /// One trace row of this worker's GPU entry and stream.
   TraceEvent event(const std::string& kind, int64_t bytes, double start_s, double end_s) const;
   int begin_op(cudaStream_t s);
@@ -144,6 +148,7 @@ class Worker {
   int64_t staging_elems_ = 0;
   int cores_ = 1;
   int panel_count_ = 0;
+  std::string slot_panel_[2];  ///< what panel buffer b holds ("panel 3"), for the emulation's messages
   std::vector<Op> ops_;
   std::vector<TraceEvent> host_events_;
   cuda::Event ref_;

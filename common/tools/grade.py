@@ -512,6 +512,105 @@ def waits_for(test, todos):
     return steps if own and steps and None not in steps and own not in steps else set()
 
 
+# ---- crashes, MPI aborts and timeouts in ./lab test's summary ------------------
+# Which rank died of what, in which test, from the run's own words: the step's
+# test main (step08: "rank 1 died with signal 11 (SIGSEGV) in Suite.Case"),
+# mpiexec's report (Open MPI, MPICH), MPI_Abort's, the MPI watchdog's, and
+# ctest's log (a crash of a program outside mpiexec, a timeout).
+SIGNALS = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
+CTEST_EXCEPTION = {"SegFault": 11, "Subprocess aborted": 6, "Illegal": 4, "Numerical": 8, "Bus error": 7}
+RANK_DIED = re.compile(r"rank (\d+) died with signal (\d+) \((\w+)\) in (\S+)")
+OMPI_SIGNAL = re.compile(r"process rank (\d+) with PID \S+ on node \S+ exited on\s+signal (\d+)")
+MPICH_SIGNAL = re.compile(r"RANK (\d+) PID \d+ RUNNING AT \S+\s*=\s*KILLED BY SIGNAL: (\d+)")
+MPI_ABORT = re.compile(r"MPI_ABORT was invoked on rank (\d+) in communicator \S+\s+with errorcode (-?\d+)")
+MPI_ERROR = re.compile(r"MPI Error in NBC subrequest \S+ : (\d+)|An error occurred in (MPI_\w+)")
+ASAN = re.compile(r"ERROR: AddressSanitizer: (\S+(?: on [^(\n]*?)?)\s*(?:\(|\n)")
+ASAN_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in .*? (\S+\.(?:cpp|hpp|cu|h):\d+)", re.M)
+PHASE = re.compile(r"the first phase that went wrong: ([^\n]*)")
+RACE = re.compile(r"a race between the streams: (.*?) \(found by the CUDA emulation")
+WATCHDOG = re.compile(r"rank (\d+) made no progress for (\d+) s in (\S+), last in ([^\n]*?): a deadlock")
+
+
+def case_in_progress(out):
+    """The GoogleTest case a program was in when it ended: started, never finished."""
+    open_case = None
+    for tag, case in CASE.findall(out):
+        open_case = case if tag.strip() == "RUN" else (None if case == open_case else open_case)
+    return open_case
+
+
+def ctest_ending(name, log):
+    """How ctest saw the test end, from its log: ("signal", n), ("timeout", seconds) or None."""
+    try:
+        text = pathlib.Path(log).read_text(errors="replace") if log else ""
+    except OSError:
+        return None
+    m = re.search(r"Test\s+#\d+: " + re.escape(name) + r" \.*\s*\*+(Exception: ([A-Za-z ]+?)|Timeout)\s+([\d.]+) sec",
+                  text)
+    if not m:
+        return None
+    if m.group(1) == "Timeout":
+        return ("timeout", float(m.group(3)))
+    return ("signal", CTEST_EXCEPTION.get(m.group(2).strip(), 0))
+
+
+def asan_command(test):
+    """The command that rebuilds this test's step under AddressSanitizer and runs it."""
+    step = step_of(test["name"]) or ""
+    mpi = ".np" in test["name"] or "mpiexec" in test["output"]
+    env = "LAB_CONFIGURE_ARGS=-DLAB_ENABLE_MPI=ON ASAN_OPTIONS=detect_leaks=0 " if mpi else ""
+    return f"{env}./lab test --preset asan{' ' + step if step else ''} -R '^{re.escape(test['name'])}$'"
+
+
+def crash_lines(test, log):
+    """Lines that say which rank died of what, in which test, and how to find the line (and
+    the races step07's CUDA emulation found)."""
+    out, lines = test["output"], []
+    case = case_in_progress(out)
+    where = f" in test {case}" if case else ""
+
+    def died(rank, sig, in_case=None):
+        name = SIGNALS.get(sig, f"signal {sig}")
+        w = f" in test {in_case}" if in_case else where
+        who = f"rank {rank}" if rank is not None else "the program"
+        lines.append(f"{who} died with signal {sig} ({name}){w}")
+
+    seen = set()
+    for m in RANK_DIED.finditer(out):
+        seen.add(int(m.group(1)))
+        died(int(m.group(1)), int(m.group(2)), m.group(4))
+    for rx in (OMPI_SIGNAL, MPICH_SIGNAL):
+        for m in rx.finditer(out):
+            if int(m.group(1)) not in seen:
+                seen.add(int(m.group(1)))
+                died(int(m.group(1)), int(m.group(2)))
+    for m in MPI_ABORT.finditer(out):
+        lines.append(f"rank {m.group(1)} called MPI_Abort (error code {m.group(2)}){where}")
+    for m in WATCHDOG.finditer(out):
+        lines.append(f"rank {m.group(1)} made no progress for {m.group(2)} s in test {m.group(3)} "
+                     f"(last in {m.group(4)}): a deadlock?")
+    for m in list(MPI_ERROR.finditer(out))[:1]:
+        call = m.group(2) or "a collective"
+        why = " (15: MPI_ERR_TRUNCATE, a message longer than its receive buffer: do the ranks agree on the " \
+              "block's size and the communicator?)" if m.group(1) == "15" else f" (error {m.group(1)})" if m.group(1) else ""
+        lines.append(f"the run ended in an MPI error in {call}{why}{where}")
+    for m in list(ASAN.finditer(out))[:1]:  # a run under --preset asan: the access and the first source line
+        frame = ASAN_FRAME.search(out, m.end())
+        lines.append(f"AddressSanitizer: {m.group(1).strip()}" + (f" at {frame.group(1)}" if frame else "") + where)
+    phases = list(dict.fromkeys(PHASE.findall(out)))  # step08: where the data first went wrong
+    lines += [f"the first phase that went wrong: {ph}" for ph in phases[:1]]
+    races = list(dict.fromkeys(RACE.findall(out)))  # step07's emulation: the missing ordering, once each
+    lines += [f"a race between the streams: {r}" for r in races[:2]]
+    ending = ctest_ending(test["name"], log)
+    if ending and ending[0] == "signal" and not lines:
+        died(None, ending[1])
+    if ending and ending[0] == "timeout":
+        lines.append(f"timed out after {ending[1]:.0f} s{where}")
+    if any("died with signal" in l for l in lines):
+        lines.append(f"find the line: {asan_command(test)}")
+    return lines
+
+
 def cmd_summary(args):
     """What ./lab test prints: one line a test, the failing cases, the TODOs left."""
     tests = read_junit(args.junit, args.log)
@@ -566,6 +665,8 @@ def cmd_summary(args):
             print(f"  FAIL {t['name']}{why}: {ran - passed} of {ran} cases failed")
         else:
             print(f"  FAIL {t['name']}{why}")
+        for line in crash_lines(t, args.log):
+            print(f"         {line}")
         for c in lost[:args.cases]:
             print(f"         {c}")
         if len(lost) > args.cases:

@@ -7,7 +7,10 @@
 // runs faster, or has more streams, simply takes more tiles, and all finish
 // within about one tile of each other. A GPU id listed twice (`0,0`) is two
 // entries on one device that share its streams: the same code, tested on
-// one GPU, at the speed of dgemm_streams there.
+// one GPU, at the speed of dgemm_streams there. The rule: a device listed E
+// times gets max(E, streams_per_gpu) streams (not E times as many), dealt
+// round-robin to its entries: stream s is StreamSlot{entry s mod E, device, s / E}
+// (entry = the position in opts.gpus).
 //
 // Test:   ./lab test step07
 #include <algorithm>
@@ -55,8 +58,8 @@ void dgemm_multigpu(double alpha, ConstMatView A, ConstMatView B, double beta, M
   // LAB:SKELETON
   (void)alpha, (void)A, (void)B, (void)beta, (void)C;
   LAB_TODO(
-      "step07 multigpu: list the streams device by device (entries of one device share its streams; "
-      "StreamSlot), prepare the call, and let each "
+      "step07 multigpu: list the streams device by device (a device listed E times gets "
+      "max(E, streams_per_gpu) streams, dealt round-robin to its entries: StreamSlot), prepare the call, and let each "
       "stream take tiles from one shared TileQueue until it is empty (run_streams, run_tile)");
   // LAB:SOLUTION-END
 }

@@ -338,6 +338,9 @@ TEST(Step07, AnErrorOnOneStreamStopsTheOthersAndReachesTheCaller) {
   B.fill_random(2);
   C.fill_random(3);
   Options o = tiles(8, 8, 8, {0, 0}, 3);
+  // Six workers made by hand, three per GPU entry, to have many threads to
+  // stop: not the streams dgemm_multigpu would list for `0,0` (one GPU:
+  // max(2, 3) = 3 streams, dealt round-robin to its two entries).
   std::vector<lab::step07::StreamSlot> slots;
   for (int g = 0; g < 2; ++g)
     for (int s = 0; s < 3; ++s) slots.push_back({g, 0, s});

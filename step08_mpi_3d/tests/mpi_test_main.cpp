@@ -133,6 +133,27 @@ int main(int argc, char** argv) {
     setenv("LAB_SEED", std::to_string(seed).c_str(), 1);
   }
 
+  // The tests of test_grid.cpp (choose_grid, Split, the volume formulas) do not
+  // depend on the rank count: they run once, in the one-rank run, instead of
+  // printing the same failure once per rank count.
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size > 1) {
+    std::string once;
+    const ::testing::UnitTest& all = *::testing::UnitTest::GetInstance();
+    for (int i = 0; i < all.total_test_suite_count(); ++i) {
+      const ::testing::TestSuite& suite = *all.GetTestSuite(i);
+      for (int j = 0; j < suite.total_test_count(); ++j) {
+        const ::testing::TestInfo& t = *suite.GetTestInfo(j);
+        const std::string file = t.file() ? t.file() : "";
+        if (file.size() >= 13 && file.compare(file.size() - 13, 13, "test_grid.cpp") == 0)
+          once += std::string(once.empty() ? "" : ":") + t.test_suite_name() + "." + t.name();
+      }
+    }
+    std::string filter = GTEST_FLAG_GET(filter);
+    if (!once.empty()) GTEST_FLAG_SET(filter, filter + (filter.find('-') == std::string::npos ? "-" : ":") + once);
+  }
+
   auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
   if (g_rank != 0) delete listeners.Release(listeners.default_result_printer());
   listeners.Append(new OneReport);

@@ -125,7 +125,11 @@ TEST(Step08Traffic, EveryRankMovesItsBlocksAndNoMore) {
     SCOPED_TRACE(describe(g, s));
     Breakdown bd;
     const lab::CheckResult r = run_on_grid(g, s, &bd);
-    ASSERT_TRUE(r.ok) << r.report;
+    // The bytes are those of the algorithm only once the result is; the phase
+    // that went wrong is named by Step08Multiply.BlocksWhereTheyLieMatchTheReference.
+    ASSERT_TRUE(r.ok) << "the result is wrong, so the words each rank moved were not checked (see "
+                         "Step08Multiply.BlocksWhereTheyLieMatchTheReference for the phase that went wrong):\n"
+                      << r.report;
     // Cartesian ranks are numbered row-major: rank = (x * py + y) * pz + z.
     const int x = me / (g.py * g.pz), y = (me / g.pz) % g.py, z = me % g.pz;
     const Split sm{s.m, g.px}, sn{s.n, g.py}, sk{s.k, g.pz};

@@ -148,6 +148,58 @@ class Grade(unittest.TestCase):
         self.assertIn("`step05_cuda_shared.student.correctness`: the GPU context was lost in Contract/S.M/c12",
                       data["output"])
 
+    def test_a_crash_names_its_rank_signal_and_test_and_the_asan_command(self):
+        run_case = "[ RUN      ] Step08Cube.EveryGrid\n"
+        junit = self.junit(
+            ("step08_mpi_3d.student.correctness.np2", "fail",
+             run_case + "mpiexec noticed that process rank 1 with PID 0 on node vm exited on\nsignal 11 "
+             "(Segmentation fault)."),
+            ("step08_mpi_3d.student.correctness.np3", "fail",
+             run_case + "MPI_ABORT was invoked on rank 2 in communicator MPI_COMM_WORLD\nwith errorcode 3."),
+            ("step03_tiling.student.correctness", "fail", "[ RUN      ] Contract/S.M/c1\n"),
+            ("step08_mpi_3d.student.correctness.np4", "fail", run_case))
+        log = self.tmp / "ctest.log"
+        log.write_text("1/4 Test #3: step03_tiling.student.correctness ....***Exception: SegFault  0.52 sec\n"
+                       "4/4 Test #4: step08_mpi_3d.student.correctness.np4 ...***Timeout  60.02 sec\n")
+        p = run("summary", junit, "--log", log, ok=False)
+        self.assertIn("rank 1 died with signal 11 (SIGSEGV) in test Step08Cube.EveryGrid", p.stdout)
+        self.assertIn("find the line: LAB_CONFIGURE_ARGS=-DLAB_ENABLE_MPI=ON ASAN_OPTIONS=detect_leaks=0 "
+                      "./lab test --preset asan step08 -R '^step08_mpi_3d\\.student\\.correctness\\.np2$'",
+                      p.stdout)
+        self.assertIn("rank 2 called MPI_Abort (error code 3) in test Step08Cube.EveryGrid", p.stdout)
+        self.assertIn("the program died with signal 11 (SIGSEGV) in test Contract/S.M/c1", p.stdout)
+        self.assertIn("find the line: ./lab test --preset asan step03 -R '^step03_tiling\\.student\\.correctness$'",
+                      p.stdout)
+        self.assertIn("timed out after 60 s in test Step08Cube.EveryGrid", p.stdout)
+        self.assertEqual(p.stdout.count("find the line"), 2)  # not for an abort or a timeout
+
+    def test_the_phase_and_an_mpi_error_of_step08_are_quoted(self):
+        phase = ("the first phase that went wrong: B broadcast: rank 1 at (1,0,0) starts its product with a wrong "
+                 "B block (51 x 23)\n")
+        out = ("[ RUN      ] Step08Multiply.Blocks\n" + phase + phase +
+               "MPI Error in NBC subrequest 0x55 : 15\nNBC_Progress: an error 15 was found\n")
+        p = run("summary", self.junit(("step08_mpi_3d.student.correctness.np2", "fail", out)), ok=False)
+        self.assertEqual(p.stdout.count("the first phase that went wrong: B broadcast: rank 1"), 1)
+        self.assertIn("the run ended in an MPI error in a collective (15: MPI_ERR_TRUNCATE", p.stdout)
+        self.assertIn("in test Step08Multiply.Blocks", p.stdout)
+
+    def test_an_address_sanitizer_report_gives_its_access_and_line(self):
+        out = ("[ RUN      ] Step08Multiply.Blocks\n==9==ERROR: AddressSanitizer: SEGV on unknown address 0x62 (pc 0x5 "
+               "bp 0x7 sp 0x7 T0)\n    #0 0x55d7 in lab::step08::multiply_blocks&lt;double&gt;(Plan const&amp;) "
+               "/src/step08_mpi_3d/cube.cpp:85\n")
+        p = run("summary", self.junit(("step08_mpi_3d.student.correctness.np2", "fail", out)), ok=False)
+        self.assertIn("AddressSanitizer: SEGV on unknown address 0x62 at /src/step08_mpi_3d/cube.cpp:85 in test "
+                      "Step08Multiply.Blocks", p.stdout)
+
+    def test_a_race_the_cuda_emulation_found_is_named_once(self):
+        race = ("C++ exception with description \"a race between the streams: compute read panel 0 of buffer "
+                "slot 0 before its copy completed: no wait on its event (found by the CUDA emulation when "
+                "engine.cpp:391 queued it)\" thrown in the test body.\n")
+        out = "".join(f"[ RUN      ] S.c{i}\n{race}[  FAILED  ] S.c{i} (1 ms)\n" for i in range(3))
+        p = run("summary", self.junit(("harness.step07_emulated_student", "fail", out)), ok=False)
+        self.assertEqual(p.stdout.count("a race between the streams: compute read panel 0 of buffer slot 0 before "
+                                        "its copy completed: no wait on its event\n"), 1)
+
     def junit(self, *programs):
         """A JUnit report of ctest's: (name, ctest's status, output) a program."""
         body = ""

@@ -1,22 +1,56 @@
 // An emulation of the CUDA runtime calls step07 makes, for a machine without
-// a GPU: every call runs at once on the host (so events and stream waits are
-// trivially met), "device" memory is host memory the emulation tracks, and an
-// asynchronous copy from memory that is not pinned, or a copy or product
-// outside a device allocation, aborts with a message. The GPU tests run
-// through it in CI (harness.step07_emulated): the tiles, panels, blocks of C,
-// the staging of pageable matrices and the work split, but not the
-// concurrency, which only a GPU run checks.
+// a GPU. It runs the work in the worst order a GPU may legally choose:
+//
+// - Work queued on a stream runs only when something forces it: an event or
+//   stream synchronize, a device synchronize (cudaFree is one), or a wait on
+//   an event that another stream's forced work needs. What must run then runs
+//   in an order drawn from a seed (LAB_EMULATION_SEED, printed once): which
+//   stream goes first among those that may is decided afresh at every force.
+// - A copy back into host memory leaves NaN in its destination until it is
+//   forced: a host buffer read too early holds poison.
+// - Every copy and product is checked, as it is queued, against the earlier
+//   work on the same device memory: a read of memory that a copy or product
+//   on another stream writes, with no chain of events and waits (or host
+//   synchronizations) between them, is a race, and so is a write over memory
+//   that work on another stream may still read or write. The call that
+//   queues it fails (LAB_CUDA_CHECK throws) with the missing ordering named:
+//     compute read panel 3 of buffer slot 1 before its copy completed: no wait on its event
+//     h2d copy of panel 5 into buffer slot 1 while the product that reads it is still queued on compute: ...
+//   (names come from engine.cpp's describe calls; the race is found whatever
+//   the seed, since the check follows the events, not the order the work ran in).
+// - An asynchronous copy from memory that is not pinned, or a copy or product
+//   outside a device allocation, aborts with a message.
+// What it cannot show: the speed, whether copies and products overlap, and
+// any host-side reading of memory a copy has not finished with (other than
+// the poison above); those need a GPU (see the handout).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
-enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorHostMemoryAlreadyRegistered = 712 };
+#define LAB_CUDA_EMULATED 1
+
+enum cudaError_t {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorNotReady = 600,
+  cudaErrorHostMemoryAlreadyRegistered = 712,
+  cudaErrorLaunchFailure = 719
+};
 enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
 enum cudaMemoryType { cudaMemoryTypeUnregistered = 0, cudaMemoryTypeHost = 1, cudaMemoryTypeDevice = 2 };
 struct cudaPointerAttributes {
@@ -25,9 +59,11 @@ struct cudaPointerAttributes {
   void* devicePointer;
   void* hostPointer;
 };
-struct CUstream_st {};
+struct CUstream_st {
+  int id = 0;
+};
 struct CUevent_st {
-  double t = 0;
+  int id = 0;
 };
 typedef CUstream_st* cudaStream_t;
 typedef CUevent_st* cudaEvent_t;
@@ -37,14 +73,115 @@ typedef CUevent_st* cudaEvent_t;
 
 namespace lab_emulated {
 
-// Start -> end of every pinned and every device range.
-struct Ranges {
-  std::mutex mu;
-  std::map<const char*, const char*> pinned, device;
+/// Stream id -> how many operations of that stream are ordered before (a vector clock).
+using Clock = std::map<int, uint64_t>;
+inline void join(Clock& into, const Clock& from) {
+  for (const auto& [s, n] : from) into[s] = std::max(into[s], n);
+}
+inline uint64_t at(const Clock& c, int s) {
+  auto it = c.find(s);
+  return it == c.end() ? 0 : it->second;
+}
+
+/// Bytes [lo, hi) of a strided 2D region, and whether an operation writes it.
+struct Access {
+  const char* lo = nullptr;
+  const char* hi = nullptr;
+  bool write = false;
 };
-inline Ranges& ranges() {
-  static Ranges r;
-  return r;
+inline Access span(const void* p, size_t pitch, size_t width, size_t height, bool write) {
+  const char* c = static_cast<const char*>(p);
+  return {c, c + (height == 0 ? 0 : pitch * (height - 1) + width), write};
+}
+inline bool overlap(const Access& a, const Access& b) { return a.lo < b.hi && b.lo < a.hi; }
+
+/// What an operation is, for the messages: kind "copy", "copy back", "product", "addition";
+/// what it moves or writes ("panel 3", "block 2 of the C tile").
+struct Label {
+  std::string kind, what;
+};
+
+struct Op {
+  uint64_t seq = 0;                  ///< its position on its stream (1, 2, ...)
+  std::function<void()> run;         ///< its effect (none for a record or a wait)
+  std::vector<Access> host_reads;    ///< host memory a copy in reads (no poison may land there)
+  int wait_stream = -1;              ///< a wait: runs once that stream has run op wait_seq
+  uint64_t wait_seq = 0;
+  int record = 0;                    ///< a record: the event's id
+};
+
+struct Stream {
+  std::string name = "a stream";
+  std::deque<Op> queue;  ///< queued, not yet run
+  uint64_t queued = 0, done = 0;
+  Clock clock;             ///< what every operation queued next is ordered after
+  int self_wait_on = -1;   ///< set when it waited on an event recorded on itself
+};
+
+struct Event {
+  bool recorded = false;
+  int stream = -1;
+  uint64_t seq = 0;
+  Clock clock;
+  double t = 0;  ///< when its record ran (host clock)
+};
+
+/// An earlier access to device memory, kept until a later write that is
+/// ordered after it covers it.
+struct Record {
+  Access a;
+  int stream = 0;
+  uint64_t seq = 0;
+  Label label;
+};
+struct Allocation {
+  const char* end = nullptr;
+  std::string name = "a device buffer";
+  std::vector<Record> records;
+};
+
+struct State {
+  std::mutex mu;
+  std::map<const char*, Allocation> device;
+  std::map<const char*, const char*> pinned;
+  std::map<int, Stream> streams;
+  std::map<int, Event> events;
+  int next_id = 1;
+  std::mt19937_64 rng;
+  uint64_t seed = 0;
+  State() {
+    const char* env = std::getenv("LAB_EMULATION_SEED");
+    seed = env && *env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+    rng.seed(seed);
+    std::fprintf(stderr,
+                 "emulated CUDA: queued work runs when forced, streams in an order drawn from seed %llu "
+                 "(LAB_EMULATION_SEED=%llu repeats it)\n",
+                 static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
+  }
+};
+inline State& state() {
+  static State s;
+  return s;
+}
+/// What the host thread has waited for (work it queues next is ordered after it).
+inline Clock& host_clock() {
+  static thread_local Clock c;
+  return c;
+}
+/// The label of the next copy or product this thread queues (engine.cpp's describe).
+inline Label& next_label() {
+  static thread_local Label l;
+  return l;
+}
+/// The race the last failing call of this thread found (support.cpp puts it in the exception).
+inline std::string& last_error() {
+  static thread_local std::string e;
+  return e;
+}
+
+[[noreturn]] inline void fail(const char* what) {
+  std::fprintf(stderr, "emulated CUDA: %s\n", what);
+  std::abort();
 }
 inline bool inside(const std::map<const char*, const char*>& m, const void* p, size_t bytes) {
   const char* c = static_cast<const char*>(p);
@@ -53,107 +190,372 @@ inline bool inside(const std::map<const char*, const char*>& m, const void* p, s
   --it;
   return c >= it->first && c + bytes <= it->second;
 }
-[[noreturn]] inline void fail(const char* what) {
-  std::fprintf(stderr, "emulated CUDA: %s\n", what);
-  std::abort();
+/// The device allocation holding [p, p + bytes), or nullptr.
+inline Allocation* device_at(State& st, const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  auto it = st.device.upper_bound(c);
+  if (it == st.device.begin()) return nullptr;
+  --it;
+  return c >= it->first && c + bytes <= it->second.end ? &it->second : nullptr;
 }
-inline void require_device(const void* p, size_t bytes) {
-  std::lock_guard<std::mutex> lock(ranges().mu);
-  if (!inside(ranges().device, p, bytes)) fail("a copy or product reaches outside a device allocation");
+inline Allocation& require_device(State& st, const void* p, size_t bytes) {
+  Allocation* a = device_at(st, p, bytes);
+  if (!a) fail("a copy or product reaches outside a device allocation");
+  return *a;
 }
-inline void require_pinned(const void* p, size_t bytes) {
-  std::lock_guard<std::mutex> lock(ranges().mu);
-  if (!inside(ranges().pinned, p, bytes)) fail("an asynchronous copy from host memory that is not pinned");
-}
-inline void add(std::map<const char*, const char*>& m, void* p, size_t bytes) {
-  std::lock_guard<std::mutex> lock(ranges().mu);
-  m[static_cast<const char*>(p)] = static_cast<const char*>(p) + bytes;
-}
-inline void remove(std::map<const char*, const char*>& m, void* p) {
-  std::lock_guard<std::mutex> lock(ranges().mu);
-  m.erase(static_cast<const char*>(p));
+inline void require_pinned(State& st, const void* p, size_t bytes) {
+  if (!inside(st.pinned, p, bytes)) fail("an asynchronous copy from host memory that is not pinned");
 }
 inline int& current_device() {
   static thread_local int d = 0;
   return d;
 }
 
+// ---- running what is forced ------------------------------------------------
+
+inline bool runnable(const State& st, const Op& op) {
+  if (op.wait_stream < 0) return true;
+  auto it = st.streams.find(op.wait_stream);
+  return it == st.streams.end() || it->second.done >= op.wait_seq;
+}
+
+inline void run_head(State& st, Stream& s) {
+  Op op = std::move(s.queue.front());
+  s.queue.pop_front();
+  if (op.run) op.run();
+  if (op.record) {
+    auto it = st.events.find(op.record);
+    if (it != st.events.end())
+      it->second.t = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+  s.done = op.seq;
+}
+
+/// Runs what stream `sid` needs to have run its operation `upto`: its own
+/// earlier work and, through its waits, the other streams' work up to the
+/// events it waits for; nothing else. Among the streams that may go on, the
+/// order is drawn from the seed.
+inline void force(State& st, std::map<int, uint64_t> need) {
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (auto& [sid, upto] : need) {
+      auto it = st.streams.find(sid);
+      if (it == st.streams.end()) continue;
+      for (const Op& op : it->second.queue) {
+        if (op.seq > upto) break;
+        if (op.wait_stream >= 0 && need[op.wait_stream] < op.wait_seq) {
+          need[op.wait_stream] = op.wait_seq;
+          grew = true;
+        }
+      }
+      if (grew) break;  // the map changed under the loop: scan again
+    }
+  }
+  std::vector<int> order;
+  for (const auto& n : need) order.push_back(n.first);
+  std::shuffle(order.begin(), order.end(), st.rng);
+  for (;;) {
+    bool pending = false, ran = false;
+    for (int sid : order) {
+      auto it = st.streams.find(sid);
+      if (it == st.streams.end()) continue;
+      Stream& s = it->second;
+      while (!s.queue.empty() && s.queue.front().seq <= need[sid] && runnable(st, s.queue.front())) {
+        run_head(st, s);
+        ran = true;
+      }
+      pending = pending || (!s.queue.empty() && s.queue.front().seq <= need[sid]);
+    }
+    if (!pending) return;
+    if (!ran) fail("the streams wait for each other in a cycle");
+    std::shuffle(order.begin(), order.end(), st.rng);
+  }
+}
+inline void force_all(State& st) {
+  std::map<int, uint64_t> need;
+  for (const auto& [sid, s] : st.streams) need[sid] = s.queued;
+  force(st, need);
+}
+
+// ---- the race check ------------------------------------------------------
+
+inline std::string writer_phrase(const Stream& s, const Label& l, const Allocation& al) {
+  if (l.kind == "copy") return s.name + " copy" + (l.what.empty() ? "" : " of " + l.what) + " into " + al.name;
+  return s.name + " " + (l.kind.empty() ? "work" : l.kind) + " into " + (l.what.empty() ? al.name : l.what);
+}
+
+inline std::string race_message(const State& st, const Stream& s, const Label& mine, const Access& a,
+                                 const Record& r, const Allocation& al) {
+  const std::string other = st.streams.count(r.stream) ? st.streams.at(r.stream).name : "another stream";
+  std::string why = "no wait on its event";
+  if (s.self_wait_on >= 0)
+    why = "the event " + s.name + " waited for was recorded on " + s.name + " itself, not on " + other;
+  const std::string rk = r.label.kind.empty() ? "work" : r.label.kind;
+  if (r.a.write && !a.write) {
+    if (rk == "copy")
+      return s.name + " read " + (r.label.what.empty() ? "the data" : r.label.what) + " of " + al.name +
+             " before its copy completed: " + why;
+    const std::string what = !mine.what.empty() ? mine.what : !r.label.what.empty() ? r.label.what : al.name;
+    return s.name + " read " + what + " before the " + rk + " writing it completed (on " + other + "): " + why;
+  }
+  if (!r.a.write)
+    return writer_phrase(s, mine, al) + " while the " + rk + " that reads it is still queued on " + other + ": " +
+           why;
+  return writer_phrase(s, mine, al) + " while the " + rk + (r.label.what.empty() ? "" : " of " + r.label.what) +
+         " on " + other + " may still be writing it: " + why;
+}
+
+/// Checks an operation about to be queued on `s` against the earlier work on
+/// the device memory it touches; returns the race, or "" (and then records it).
+inline std::string check_and_record(State& st, int sid, Stream& s, uint64_t seq, const std::vector<Access>& device,
+                                    const Label& label) {
+  for (const Access& a : device) {
+    Allocation& al = require_device(st, a.lo, size_t(a.hi - a.lo));
+    for (const Record& r : al.records)
+      if (r.stream != sid && overlap(r.a, a) && (r.a.write || a.write) && at(s.clock, r.stream) < r.seq)
+        return race_message(st, s, label, a, r, al);
+  }
+  for (const Access& a : device) {
+    Allocation& al = require_device(st, a.lo, size_t(a.hi - a.lo));
+    auto& rs = al.records;
+    // A later access ordered after an earlier one it covers stands for it: a
+    // race with the earlier one is a race with the later one.
+    rs.erase(std::remove_if(rs.begin(), rs.end(),
+                            [&](const Record& r) {
+                              return r.a.lo >= a.lo && r.a.hi <= a.hi && (a.write || !r.a.write) &&
+                                     (r.stream == sid || at(s.clock, r.stream) >= r.seq);
+                            }),
+             rs.end());
+    rs.push_back(Record{a, sid, seq, label});
+  }
+  return "";
+}
+
+inline Stream& stream_of(State& st, cudaStream_t s) {
+  auto it = st.streams.find(s ? s->id : 0);
+  if (it == st.streams.end()) fail("work queued on the legacy default stream or on a destroyed stream");
+  return it->second;
+}
+
+/// Queues `op` on stream s after checking its device accesses.
+inline cudaError_t enqueue(State& st, cudaStream_t sp, Op op, const std::vector<Access>& device) {
+  Label label = std::move(next_label());
+  next_label() = Label{};
+  Stream& s = stream_of(st, sp);
+  join(s.clock, host_clock());
+  const std::string race = check_and_record(st, sp->id, s, s.queued + 1, device, label);
+  if (!race.empty()) {
+    last_error() = race;
+    return cudaErrorLaunchFailure;
+  }
+  op.seq = ++s.queued;
+  s.clock[sp->id] = op.seq;
+  s.queue.push_back(std::move(op));
+  return cudaSuccess;
+}
+
+// ---- names for the messages (engine.cpp) ---------------------------------
+
+inline void name_stream(cudaStream_t s, const char* name) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  stream_of(state(), s).name = name;
+}
+inline void name_memory(const void* p, const std::string& name) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  if (Allocation* a = device_at(state(), p, 1)) a->name = name;
+}
+/// Names the next copy or product this thread queues.
+inline void describe(const char* kind, std::string what) { next_label() = Label{kind, std::move(what)}; }
+/// Starts the order afresh from `seed` (a test that runs one program under many orders).
+inline void reseed(uint64_t seed) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  state().seed = seed;
+  state().rng.seed(seed);
+}
+
 }  // namespace lab_emulated
 
 inline cudaError_t cudaMalloc(void** p, size_t bytes) {
-  *p = std::malloc(bytes);
-  lab_emulated::add(lab_emulated::ranges().device, *p, bytes);
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  *p = std::malloc(std::max<size_t>(bytes, 1));
+  st.device[static_cast<const char*>(*p)] = lab_emulated::Allocation{static_cast<const char*>(*p) + bytes, {}, {}};
   return cudaSuccess;
 }
+// cudaFree waits for the device (as on a GPU) before the memory goes.
 inline cudaError_t cudaFree(void* p) {
-  lab_emulated::remove(lab_emulated::ranges().device, p);
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  lab_emulated::force_all(st);
+  st.device.erase(static_cast<const char*>(p));
   std::free(p);
   return cudaSuccess;
 }
 inline cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned) {
-  *p = std::malloc(bytes);
-  lab_emulated::add(lab_emulated::ranges().pinned, *p, bytes);
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  *p = std::malloc(std::max<size_t>(bytes, 1));
+  st.pinned[static_cast<const char*>(*p)] = static_cast<const char*>(*p) + bytes;
   return cudaSuccess;
 }
 inline cudaError_t cudaMallocHost(void** p, size_t bytes) { return cudaHostAlloc(p, bytes, 0); }
 inline cudaError_t cudaFreeHost(void* p) {
-  lab_emulated::remove(lab_emulated::ranges().pinned, p);
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  lab_emulated::force_all(st);
+  st.pinned.erase(static_cast<const char*>(p));
   std::free(p);
   return cudaSuccess;
 }
 inline cudaError_t cudaHostRegister(void* p, size_t bytes, unsigned) {
-  lab_emulated::add(lab_emulated::ranges().pinned, p, bytes);
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  st.pinned[static_cast<const char*>(p)] = static_cast<const char*>(p) + bytes;
   return cudaSuccess;
 }
 inline cudaError_t cudaHostUnregister(void* p) {
-  lab_emulated::remove(lab_emulated::ranges().pinned, p);
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  lab_emulated::force_all(st);
+  st.pinned.erase(static_cast<const char*>(p));
   return cudaSuccess;
 }
 inline cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
-  std::lock_guard<std::mutex> lock(lab_emulated::ranges().mu);
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
   *a = cudaPointerAttributes{};
-  a->type = lab_emulated::inside(lab_emulated::ranges().pinned, p, 1) ? cudaMemoryTypeHost
-                                                                      : cudaMemoryTypeUnregistered;
+  a->type = lab_emulated::inside(st.pinned, p, 1) ? cudaMemoryTypeHost : cudaMemoryTypeUnregistered;
   return cudaSuccess;
 }
 inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) {
-  *s = new CUstream_st;
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  *s = new CUstream_st{st.next_id++};
+  st.streams[(*s)->id];
   return cudaSuccess;
 }
+// A destroyed stream's queued work still runs (as on a GPU): here, at once.
 inline cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  lab_emulated::force(st, {{s->id, st.streams[s->id].queued}});
+  st.streams.erase(s->id);
   delete s;
   return cudaSuccess;
 }
-inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
-inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  lab_emulated::Stream& x = lab_emulated::stream_of(st, s);
+  lab_emulated::force(st, {{s->id, x.queued}});
+  lab_emulated::join(lab_emulated::host_clock(), x.clock);
+  return cudaSuccess;
+}
+inline cudaError_t cudaDeviceSynchronize() {
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  lab_emulated::force_all(st);
+  for (const auto& [sid, s] : st.streams) lab_emulated::join(lab_emulated::host_clock(), s.clock);
+  return cudaSuccess;
+}
 inline cudaError_t cudaEventCreate(cudaEvent_t* e) {
-  *e = new CUevent_st;
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  *e = new CUevent_st{st.next_id++};
+  st.events[(*e)->id];
   return cudaSuccess;
 }
 inline cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  st.events.erase(e->id);
   delete e;
   return cudaSuccess;
 }
-inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
-  e->t = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  lab_emulated::Op op;
+  op.record = e->id;
+  lab_emulated::next_label() = {};
+  const cudaError_t r = lab_emulated::enqueue(st, s, std::move(op), {});
+  const lab_emulated::Stream& x = st.streams.at(s->id);
+  lab_emulated::Event& ev = st.events[e->id];
+  ev.recorded = true;
+  ev.stream = s->id;
+  ev.seq = x.queued;
+  ev.clock = x.clock;
+  return r;
+}
+inline cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  const lab_emulated::Event ev = st.events[e->id];
+  if (!ev.recorded) return cudaSuccess;  // never recorded: nothing to wait for (CUDA's rule)
+  if (st.streams.count(ev.stream)) lab_emulated::force(st, {{ev.stream, ev.seq}});
+  lab_emulated::join(lab_emulated::host_clock(), ev.clock);
   return cudaSuccess;
 }
-inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
 inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
-  *ms = float(1e3 * (b->t - a->t));
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  const lab_emulated::Event &x = st.events[a->id], &y = st.events[b->id];
+  for (const lab_emulated::Event* ev : {&x, &y}) {
+    auto it = st.streams.find(ev->stream);
+    if (!ev->recorded || (it != st.streams.end() && it->second.done < ev->seq)) return cudaErrorNotReady;
+  }
+  *ms = float(1e3 * (y.t - x.t));
   return cudaSuccess;
 }
-inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned = 0) { return cudaSuccess; }
+// Waiting on an event never recorded returns at once (CUDA's rule); otherwise
+// the stream's next work is ordered after the event's, and runs after it.
+inline cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned = 0) {
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  const lab_emulated::Event ev = st.events[e->id];
+  if (!ev.recorded) return cudaSuccess;
+  lab_emulated::Stream& x = lab_emulated::stream_of(st, s);
+  if (ev.stream == s->id) x.self_wait_on = e->id;
+  lab_emulated::join(x.clock, ev.clock);
+  lab_emulated::Op op;
+  op.wait_stream = ev.stream;
+  op.wait_seq = ev.seq;
+  lab_emulated::next_label() = {};
+  return lab_emulated::enqueue(st, s, std::move(op), {});
+}
 inline cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
-                                     size_t height, cudaMemcpyKind kind, cudaStream_t) {
+                                     size_t height, cudaMemcpyKind kind, cudaStream_t s) {
   if (dpitch < width || spitch < width) lab_emulated::fail("cudaMemcpy2DAsync: a pitch below the width");
   if (height == 0 || width == 0) return cudaSuccess;
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
   const bool in = kind == cudaMemcpyHostToDevice;
-  const size_t dspan = dpitch * (height - 1) + width, sspan = spitch * (height - 1) + width;
-  lab_emulated::require_pinned(in ? src : dst, in ? sspan : dspan);
-  lab_emulated::require_device(in ? dst : src, in ? dspan : sspan);
-  for (size_t r = 0; r < height; ++r)
-    std::memcpy(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
+  const lab_emulated::Access d = lab_emulated::span(dst, dpitch, width, height, true),
+                             h = lab_emulated::span(src, spitch, width, height, false);
+  lab_emulated::require_pinned(st, in ? h.lo : d.lo, size_t(in ? h.hi - h.lo : d.hi - d.lo));
+  lab_emulated::Op op;
+  op.run = [=] {
+    for (size_t r = 0; r < height; ++r)
+      std::memcpy(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
+  };
+  if (in) {
+    op.host_reads.push_back(h);
+    return lab_emulated::enqueue(st, s, std::move(op), {d});
+  }
+  const lab_emulated::Access dev{h.lo, h.hi, false};
+  const cudaError_t r = lab_emulated::enqueue(st, s, std::move(op), {dev});
+  if (r != cudaSuccess) return r;
+  // Until the copy back is forced, its destination holds poison (unless work
+  // still queued reads that host memory: a copy in from it must see the old data).
+  for (const auto& [sid, x] : st.streams)
+    for (const lab_emulated::Op& q : x.queue)
+      for (const lab_emulated::Access& a : q.host_reads)
+        if (lab_emulated::overlap(a, d)) return cudaSuccess;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (size_t row = 0; row < height; ++row) {
+    char* p = static_cast<char*>(dst) + row * dpitch;
+    for (size_t b = 0; b + sizeof(double) <= width; b += sizeof(double)) std::memcpy(p + b, &nan, sizeof(double));
+  }
   return cudaSuccess;
 }
 inline cudaError_t cudaGetDeviceCount(int* count) {
@@ -173,5 +575,9 @@ inline cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
   return cudaSuccess;
 }
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }
-inline const char* cudaGetErrorString(cudaError_t) { return "emulated error"; }
-inline const char* cudaGetErrorName(cudaError_t) { return "cudaErrorEmulated"; }
+inline const char* cudaGetErrorString(cudaError_t e) {
+  return e == cudaErrorLaunchFailure ? "a race between streams" : "emulated error";
+}
+inline const char* cudaGetErrorName(cudaError_t e) {
+  return e == cudaErrorLaunchFailure ? "cudaErrorLaunchFailure" : "cudaErrorEmulated";
+}
