@@ -19,6 +19,13 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 #endif
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#endif
 
 #include "microkernel.hpp"
 
@@ -130,26 +137,59 @@ std::string lab::step04::describe(const Layout& l) {
   return text;
 }
 
+namespace {
+
+static_assert(sizeof(std::atomic<unsigned>) == sizeof(unsigned) && std::atomic<unsigned>::is_always_lock_free,
+              "the futex waits on the atomic's own four bytes");
+
+// Sleeps while *word == value (returns at once when it already differs), and
+// wakes every thread sleeping on word.
+void sleep_while(std::atomic<unsigned>* word, unsigned value) {
+#ifdef __linux__
+  syscall(SYS_futex, reinterpret_cast<unsigned*>(word), FUTEX_WAIT_PRIVATE, value, nullptr, nullptr, 0);
+#else
+  if (word->load() == value) std::this_thread::yield();
+#endif
+}
+
+void wake_all(std::atomic<unsigned>* word) {
+#ifdef __linux__
+  syscall(SYS_futex, reinterpret_cast<unsigned*>(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+#else
+  (void)word;
+#endif
+}
+
+}  // namespace
+
 void lab::step04::Barrier::wait() {
   if (count_ <= 1) return;
   // The generation is read before arriving: it cannot move on until this
   // thread has arrived. The last to arrive resets the count, then opens the
-  // barrier (release: what everyone wrote before arriving is seen after it).
+  // barrier (what everyone wrote before arriving is seen after it), and wakes
+  // the threads that went to sleep.
   const unsigned generation = generation_.load(std::memory_order_acquire);
   if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == count_) {
     arrived_.store(0, std::memory_order_relaxed);
-    generation_.store(generation + 1, std::memory_order_release);
+    generation_.store(generation + 1, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) wake_all(&generation_);
     return;
   }
-  for (int spins = 0; generation_.load(std::memory_order_acquire) == generation; ++spins) {
-    if (spins < 2000) {
+  // Spin a little: on a quiet machine the others come within microseconds.
+  for (int spins = 0; spins < 1000; ++spins) {
+    if (generation_.load(std::memory_order_acquire) != generation) return;
 #if defined(__x86_64__) || defined(_M_X64)
-      _mm_pause();
+    _mm_pause();
 #endif
-    } else {
-      std::this_thread::yield();  // more threads than cores, or a core taken by other work
-    }
   }
+  // Then sleep. A thread that yielded instead would wait behind whatever else
+  // runs on its core (a compiler, a whole time slice); a woken one runs soon.
+  // (Counted as a sleeper before looking again: the last thread then either
+  // sees the count and wakes it, or opened the barrier before the look.)
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  while (generation_.load(std::memory_order_seq_cst) == generation) sleep_while(&generation_, generation);
+  sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
 }
 
 lab::step04::Team::Team(const Layout& layout, int mr, int nr, int64_t m, int64_t n)

@@ -62,9 +62,10 @@ std::pair<int64_t, int64_t> share(int64_t count, int64_t part, int64_t parts);
 /// size; std::nullopt (the default) goes back to layout_for's choice.
 void force_ways(std::optional<Ways> ways);
 
-/// A barrier for `count` threads: they spin briefly, then yield the core (a
-/// machine with fewer cores than threads must still make progress). A barrier
-/// of one thread returns at once.
+/// A barrier for `count` threads: they spin briefly, then sleep until the last
+/// one arrives (a futex on Linux, so the kernel runs a woken thread soon even
+/// on a busy machine; elsewhere they yield the core). A barrier of one thread
+/// returns at once.
 class alignas(64) Barrier {
  public:
   explicit Barrier(int count = 1) : count_(count) {}
@@ -75,6 +76,7 @@ class alignas(64) Barrier {
  private:
   int count_;
   std::atomic<int> arrived_{0};
+  std::atomic<int> sleepers_{0};  ///< threads asleep (or about to be) on generation_
   std::atomic<unsigned> generation_{0};
 };
 
