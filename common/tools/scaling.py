@@ -20,6 +20,11 @@ writes to OUT:
   table.md                 step04 / OpenBLAS per T and n; step09 min-plus / step04 DGEMM
   scaling.png              GFLOP/s against T at n = --n, each with its ideal line
                            (its one-thread rate times T), log-log
+  ceiling/                 the ceiling: at the largest table thread count T, T
+                           one-thread step04 processes at once (one per core),
+                           each its own n = --ceiling-n product: the kernel and
+                           the memory system with nothing shared; their sum is
+                           in table.md
 and prints the table. "1,2,4,...,all" means the powers of two below the
 number of processors, then all of them. --table-threads keeps only the counts
 this machine has (16, 32, 64 on a 64-core node; on 2 cores: 1 and 2).
@@ -75,6 +80,23 @@ def run(cmd, env, log):
     return banner
 
 
+def ceiling(step04, threads, n, reps, env, folder):
+    """`threads` one-thread step04 runs at once, each pinned to a core of its own."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.csv"):
+        old.unlink()
+    cpus = sorted(os.sched_getaffinity(0))
+    cmd = [str(step04), "--n", str(n), "--threads", "1", "--variant", "simd", "--impl", "solution",
+           "--reps", str(max(reps, 5))]
+    print(f"+ {threads} x " + " ".join(cmd) + " (at once, one per core)", flush=True)
+    procs = [subprocess.Popen(cmd + ["--csv", str(folder / f"process{i}.csv")], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                              preexec_fn=lambda c=cpus[i % len(cpus)]: os.sched_setaffinity(0, {c}))
+             for i in range(threads)]
+    if any(p.wait() != 0 for p in procs):
+        print("scaling: a ceiling process failed; no ceiling", file=sys.stderr)
+
+
 def rows_of(path):
     if not path.exists():
         return []
@@ -100,6 +122,7 @@ def main():
     ap.add_argument("--table-threads", default="16,32,64")
     ap.add_argument("--table-sizes", default="2048,4096,8192")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--ceiling-n", type=int, default=2048, help="each process's n for the ceiling (0: none)")
     args = ap.parse_args()
     cores = os.cpu_count() or 1
     counts = thread_counts(args.threads, cores)
@@ -142,6 +165,8 @@ def main():
                 run([str(step09), "--sizes", str(args.n), "--threads", str(t), "--reps", str(args.reps),
                      "--variant", "minplus,step04_dgemm", "--impl", "solution", "--csv", str(csv09)], env, log)
         (args.out / "banners.json").write_text(json.dumps(banners, indent=1))
+        if args.ceiling_n > 0:
+            ceiling(step04, max(table_threads), args.ceiling_n, args.reps, env, args.out / "ceiling")
     r04, r09 = rows_of(csv04), rows_of(csv09)
 
     lines = ["# step04 against OpenBLAS (same process, median of %d)" % args.reps, ""]
@@ -167,6 +192,15 @@ def main():
     mp, dg = rate(r09, "minplus", t9, args.n), rate(r09, "step04_dgemm", t9, args.n)
     lines += ["", f"step09 min-plus / step04 DGEMM, {t9} threads, n = {args.n}: "
               + (f"{mp / dg:.2f} ({mp:.0f} vs {dg:.0f} GFLOP/s)" if mp and dg else "not measured")]
+    parts = [rows_of(p) for p in sorted((args.out / "ceiling").glob("process*.csv"))]
+    rates = [float(r[0]["gflops"]) for r in parts if r]
+    if rates:
+        own = rate(r04, "simd", t9, args.n)
+        lines += ["", f"Ceiling: {len(rates)} one-thread step04 processes at once (one per core), each its own "
+                  f"n = {rows_of(sorted((args.out / 'ceiling').glob('process*.csv'))[0])[0]['n']} product, "
+                  f"nothing shared: {sum(rates):.0f} GFLOP/s in all ({min(rates):.1f}-{max(rates):.1f} each)"
+                  + (f"; step04 on {t9} threads at n = {args.n}: {own:.0f} ({own / sum(rates):.2f} of it)"
+                     if own else "")]
     lines += ["", f"Scaling at n = {args.n} (GFLOP/s):", "",
               "| threads | step04 | step09 min-plus | OpenBLAS |", "|---:|---:|---:|---:|"]
     series = [("step04 (simd)", r04, "simd"), ("step09 min-plus", r09, "minplus"), ("OpenBLAS", r04, "openblas")]
