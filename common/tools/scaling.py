@@ -5,7 +5,8 @@ min-plus and OpenBLAS, and the table of step04 against OpenBLAS on many threads.
     python3 common/tools/scaling.py OUT [--make] [--build build/solution] [--threads 1,2,4,...,all]
         [--n 4096] [--table-threads 16,32,64] [--table-sizes 2048,4096,8192] [--reps 3]
         [--openblas-coretype NAME]
-    python3 common/tools/scaling.py OUT --plot-only      # table and picture again, from OUT's CSVs
+    python3 common/tools/scaling.py OUT --plot-only      # table and picture again, from OUT's files
+                                                         # (on any machine: the run's thread counts)
 
 --make configures and builds the two executables first (the --build folder's
 preset, CUDA and MPI off: the CPU steps alone).
@@ -17,6 +18,7 @@ at n = --n (m = n = k), and for T in --table-threads also at --table-sizes. It
 writes to OUT:
   step04.csv, step09.csv   the benchmark rows (the step executables' --csv)
   banners.json, scaling.log  each run's banner (kernels, ways) and its whole output
+  meta.json                the machine (CPU model, processors) and --reps, for --plot-only
   table.md                 step04 / OpenBLAS per T and n; step09 min-plus / step04 DGEMM
   scaling.png              GFLOP/s against T at n = --n, each with its ideal line
                            (its one-thread rate times T), log-log
@@ -168,10 +170,27 @@ def main():
         if args.ceiling_n > 0:
             ceiling(step04, max(table_threads), args.ceiling_n, args.reps, env, args.out / "ceiling")
     r04, r09 = rows_of(csv04), rows_of(csv09)
+    if args.plot_only:  # the thread counts of the run, wherever it ran (not this machine's)
+        ran = sorted({int(r["threads"]) for r in r04})
+        if not ran:
+            sys.exit(f"scaling: {csv04} has no passing rows")
+        at_n = {int(r["threads"]) for r in r04 if int(r["n"]) == args.n}
+        counts = [t for t in ran if t in at_n]
+        wanted = [int(t) for t in args.table_threads.split(",")]
+        table_threads = [t for t in ran if t in wanted] or sorted({ran[0], ran[-1]})
 
-    lines = ["# step04 against OpenBLAS (same process, median of %d)" % args.reps, ""]
-    cpu = next((l for l in open("/proc/cpuinfo") if l.startswith("model name")), "model name: ?").split(":", 1)[1]
-    lines += [f"CPU: {cpu.strip()}, {cores} processors", ""]
+    # The machine of the run (meta.json, written by the run; --plot-only may redraw elsewhere).
+    meta_path = args.out / "meta.json"
+    if args.plot_only and meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+    else:
+        with open("/proc/cpuinfo") as f:
+            model = next((l for l in f if l.startswith("model name")), "model name: ?").split(":", 1)[1].strip()
+        meta = {"cpu": model, "processors": cores, "reps": args.reps}
+        meta_path.write_text(json.dumps(meta, indent=1))
+    cpu, cores = meta["cpu"], meta["processors"]
+    lines = ["# step04 against OpenBLAS (same process, median of %d)" % meta["reps"], ""]
+    lines += [f"CPU: {cpu}, {cores} processors", ""]
     openblas = next((b for t in sorted(banners) for b in banners[t] if b.startswith("# openblas:")), None)
     if openblas:
         lines += [f"OpenBLAS: {openblas[len('# openblas:'):].strip()}", ""]
@@ -236,7 +255,7 @@ def main():
     ax.set_xticklabels([str(t) for t in counts])
     ax.set_xlabel("threads")
     ax.set_ylabel("GFLOP/s")
-    ax.set_title(f"Strong scaling, n = {args.n}: {cpu.strip()}, {cores} processors", fontsize=9)
+    ax.set_title(f"Strong scaling, n = {args.n}: {cpu}, {cores} processors", fontsize=9)
     ax.grid(which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
