@@ -49,20 +49,22 @@ bool small_product(double alpha, ConstMatView A, ConstMatView B, double beta, Ma
 /// product (a team costs more than it saves), one more per 2 MFLOP of work.
 int threads_for(int64_t m, int64_t n, int64_t k, int available);
 
-/// Where one call packs: the kc x nc panel of B (shared by the threads of the
-/// call) and one mc x kc block of A per thread, each 64-byte aligned.
+/// Where one call packs: `b_count` kc x nc panels of B (one per group of
+/// threads, ways.hpp) and `a_count` mc x kc blocks of A (one per ic way), each
+/// starting on a page of its own: the threads that pack a buffer are the first
+/// to write to it, so its pages are placed near them.
 struct PackBuffers {
-  double* b;         ///< b_doubles
-  double* a;         ///< thread t's block starts at a_block(t)
-  int64_t a_stride;  ///< doubles from one thread's block to the next
-  double* a_block(int thread) const { return a + thread * a_stride; }
+  double* b;         ///< panel i starts at b + i * b_stride
+  double* a;         ///< block i starts at a + i * a_stride
+  int64_t b_stride;  ///< doubles from one B panel to the next
+  int64_t a_stride;  ///< doubles from one A block to the next
 };
 /// The calling thread's packing buffers, at least this big. They belong to the
 /// calling thread and are kept from call to call (grown when a call needs
-/// more), so a call allocates nothing once the sizes have been seen; a call
-/// made from inside a parallel region gets its own thread's buffers. Valid
-/// until the calling thread's next pack_buffers call.
-PackBuffers pack_buffers(int64_t b_doubles, int64_t a_doubles, int threads);
+/// more; never written here), so a call allocates nothing once the sizes have
+/// been seen; a call made from inside a parallel region gets its own thread's
+/// buffers. Valid until the calling thread's next pack_buffers call.
+PackBuffers pack_buffers(int64_t b_doubles, int b_count, int64_t a_doubles, int a_count);
 
 /// Packs alpha * A (an mb x kb block) into ceil(mb / mr) panels of mr x kb, one
 /// after the other; rows past mb in the last panel are zero.

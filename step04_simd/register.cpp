@@ -1,6 +1,8 @@
 // The variants of step04, as the benchmark CLI and the ladder know them:
 // "simd" runs the kernel dgemm chooses on this CPU (kernel_choice); every kernel
 // the CPU can run is also registered as "simd_<isa>", to compare in one run.
+#include <omp.h>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -9,6 +11,7 @@
 #include "microkernel.hpp"
 #include "simd.hpp"
 #include "tiling.hpp"
+#include "ways.hpp"
 
 namespace {
 
@@ -19,7 +22,8 @@ using lab::step04::Isa;
 
 Blocking blocks(Isa isa, const Params* params) {
   const Blocking d = lab::step04::default_blocking(isa);
-  const auto t = lab::step03::tiles_with_overrides({d.mc, d.nc, d.kc}, params ? params->tile : std::vector<int64_t>{});
+  const auto t =
+      lab::step03::tiles_with_overrides({d.mc, d.nc, d.kc}, params ? params->tile : std::vector<int64_t>{});
   return {t.mc, t.nc, t.kc};
 }
 
@@ -44,8 +48,21 @@ std::string describe(Isa isa, const Params& params) {
   const lab::CacheInfo c = lab::cache_info();
   return std::string(lab::step04::isa_name(isa)) + " " + std::to_string(uk.mr) + "x" + std::to_string(uk.nr) +
          " kernel" +
-         (params.tile.size() < 3 ? "; default blocks from L1d " + kib(c.l1d) + ", L2 " + kib(c.l2) + ", L3 " + kib(c.l3)
-                                 : "");
+         (params.tile.size() < 3
+              ? "; default blocks from L1d " + kib(c.l1d) + ", L2 " + kib(c.l2) + ", L3 " + kib(c.l3)
+              : "");
+}
+
+// The banner's plan line: how the threads share the loops at this size
+// ("ways jc 2 x ic 8 x jr 4 (64 threads), mc 512, nc 2058, kc 216").
+std::string ways_line(Isa isa, const Params& params, int64_t m, int64_t n, int64_t k) {
+  const lab::step04::MicroKernel uk = lab::step04::microkernel(isa);
+  const int available = params.threads > 0 ? params.threads : omp_get_max_threads();
+  const bool small = params.tile.empty() && double(m) * double(n) * double(k) <= 160.0 * 160 * 160 &&
+                     lab::step04::threads_for(m, n, k, available) == 1;
+  if (small) return "small product: one thread, no packing";
+  return lab::step04::describe(
+      lab::step04::layout_for_call(available, m, n, k, uk.mr, uk.nr, blocks(isa, &params)));
 }
 
 // --tile mc,nc,kc (the first ones given replace step04's blocks for the kernel).
@@ -57,22 +74,27 @@ lab::TileSpec tiles(std::function<Isa()> isa) {
 }
 
 int register_all() {
-  lab::register_variant({"step04", "simd", LAB_IMPL_NAME, lab::Backend::cpu,
-                         [](const GemmCall& c) { run(lab::step04::best_isa(), c); },
-                         "packed panels, the micro-kernel chosen for this CPU, OpenMP over row blocks "
-                         "(--tile mc,nc,kc); small products unpacked",
-                         [](const Params& p) {
-                           const auto& choice = lab::step04::kernel_choice();
-                           return describe(choice.isa, p) + "; chosen: " + choice.why;
-                         },
-                         nullptr, tiles([] { return lab::step04::best_isa(); })});
+  lab::register_variant(
+      {"step04", "simd", LAB_IMPL_NAME, lab::Backend::cpu,
+       [](const GemmCall& c) { run(lab::step04::best_isa(), c); },
+       "packed panels, the micro-kernel chosen for this CPU, OpenMP over ways of columns, rows and panels "
+       "(--tile mc,nc,kc); small products unpacked",
+       [](const Params& p) {
+         const auto& choice = lab::step04::kernel_choice();
+         return describe(choice.isa, p) + "; chosen: " + choice.why;
+       },
+       nullptr, tiles([] { return lab::step04::best_isa(); }),
+       [](const Params& p, int64_t m, int64_t n, int64_t k) {
+         return ways_line(lab::step04::best_isa(), p, m, n, k);
+       }});
   for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic}) {
     if (!lab::step04::isa_supported(isa)) continue;
-    lab::register_variant({"step04", std::string("simd_") + lab::step04::isa_name(isa), LAB_IMPL_NAME,
-                           lab::Backend::cpu, [isa](const GemmCall& c) { run(isa, c); },
-                           std::string("as simd, with the ") + lab::step04::isa_name(isa) + " micro-kernel",
-                           [isa](const Params& p) { return describe(isa, p); }, nullptr,
-                           tiles([isa] { return isa; })});
+    lab::register_variant(
+        {"step04", std::string("simd_") + lab::step04::isa_name(isa), LAB_IMPL_NAME, lab::Backend::cpu,
+         [isa](const GemmCall& c) { run(isa, c); },
+         std::string("as simd, with the ") + lab::step04::isa_name(isa) + " micro-kernel",
+         [isa](const Params& p) { return describe(isa, p); }, nullptr, tiles([isa] { return isa; }),
+         [isa](const Params& p, int64_t m, int64_t n, int64_t k) { return ways_line(isa, p, m, n, k); }});
   }
   return 0;
 }

@@ -4,7 +4,7 @@
 // What carried over unchanged: the argument rules, the packing (step04's own
 // pack_a, pack_b and pack_buffers: a packed panel does not care what the
 // kernel does with it), the cache blocks, the instruction-set dispatch, the
-// thread split. What changed: the micro-kernel (semiring_kernel.hpp) and the
+// ways of the threads (step04's ways.hpp). What changed: the micro-kernel (semiring_kernel.hpp) and the
 // three places where step04 wrote "beta": the first slice of k stores or folds
 // into C depending on `accumulate` (later slices always fold), edge tiles fold
 // with S::add, and k == 0 gives the zero instead of beta * C.
@@ -19,6 +19,7 @@
 #include "lab/gemm_args.hpp"
 #include "microkernel.hpp"  // step04: pack_a, pack_b
 #include "semiring_kernel.hpp"
+#include "ways.hpp"  // step04: layout_for, Team, Seat
 
 namespace {
 
@@ -26,29 +27,11 @@ using lab::MatView;
 using lab::step09::MicroKernel;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-// How the work is cut: as in step04 (its make_plan explains each choice).
-// kc and nc are the blocks evened out over the extent (no thin last block);
-// the IC loop is handed out in blocks of mc rows, at least as many as threads
-// where C has the rows; when it has fewer MR-row panels than threads, each IC
-// block is cut into jr_parts pieces of the JR loop as well.
-struct Cut {
-  int threads;
-  int64_t mc, nc, kc, ic_blocks, jr_parts;
-};
-
-Cut cut_for(const MicroKernel& uk, lab::step04::Blocking blk, int64_t m, int64_t n, int64_t k) {
-  Cut c{};
-  c.threads = omp_in_parallel() ? 1 : lab::step04::threads_for(m, n, k, omp_get_max_threads());
-  c.kc = ceil_div(k, ceil_div(k, blk.kc));
-  const int64_t nc_max = round_up(blk.nc, uk.nr);
-  c.nc = round_up(ceil_div(n, ceil_div(n, nc_max)), uk.nr);
-  const int64_t wanted = round_up(ceil_div(m, round_up(blk.mc, uk.mr)), c.threads);
-  c.mc = round_up(ceil_div(m, std::min(ceil_div(m, uk.mr), wanted)), uk.mr);
-  c.ic_blocks = ceil_div(m, c.mc);
-  c.jr_parts = std::max<int64_t>(1, c.threads / c.ic_blocks);
-  return c;
+// How the work is cut: as in step04 (its make_plan): the threads threads_for
+// gives (one inside a parallel region), in the ways and blocks layout_for picks.
+lab::step04::Layout layout_for(const MicroKernel& uk, lab::step04::Blocking blk, int64_t m, int64_t n, int64_t k) {
+  return lab::step04::layout_for_call(omp_in_parallel() ? 1 : omp_get_max_threads(), m, n, k, uk.mr, uk.nr, blk);
 }
 
 // One MR x NR tile of C, or less at the bottom and right edges: there the
@@ -70,59 +53,80 @@ void run_tile(const MicroKernel& uk, int64_t kb, const double* a, const double* 
   }
 }
 
-// The loops, run by every thread of the team (the `omp for` loops share the
-// work out; outside a parallel region they run whole on the calling thread).
+// The loops, run by every thread of the team on its seat (step04's ways.hpp):
+// its group's columns, its ic way's rows, its part of the packing and of the
+// JR loop, and the waits of the threads that share a packed panel.
 template <class S>
-void five_loops(const MicroKernel& uk, const Cut& cut, lab::ConstMatView A, lab::ConstMatView B, bool accumulate,
-                MatView C, double* b_buf, double* a_buf, lab::FirstException& error) {
-  const int64_t m = C.rows, n = C.cols, k = A.cols;
-  const int64_t mr = uk.mr, nr = uk.nr, mc = cut.mc, nc = cut.nc, kc = cut.kc;
-  for (int64_t jc = 0; jc < n; jc += nc) {  // loop 5 (JC): nc columns of C and of B
-    const int64_t nb = std::min(nc, n - jc);
+void five_loops(const MicroKernel& uk, const lab::step04::Layout& layout, const lab::step04::Seat& me,
+                lab::ConstMatView A, lab::ConstMatView B, bool accumulate, MatView C, lab::FirstException& error) {
+  const int64_t k = A.cols;
+  const int64_t mr = uk.mr, nr = uk.nr, mc = layout.mc, nc = layout.nc, kc = layout.kc;
+  const auto [col0, col1] = me.cols;
+  const auto [row0, row1] = me.rows;
+  for (int64_t jc = col0; jc < col1; jc += nc) {  // loop 5 (JC): nc of this group's columns of C and B
+    const int64_t nb = std::min(nc, col1 - jc);
     const int64_t panels = ceil_div(nb, nr);
-    for (int64_t pc = 0; pc < k; pc += kc) {  // loop 4 (PC): a kc slice of k; pack B(pc.., jc..)
+    for (int64_t pc = 0; pc < k; pc += kc) {  // loop 4 (PC): a kc slice of k; the group packs B(pc.., jc..)
       const int64_t kb = std::min(kc, k - pc);
-#pragma omp for schedule(dynamic, 4)
-      for (int64_t q = 0; q < panels; ++q) {
+      const auto [b0, b1] = lab::step04::share(panels, me.in_group, me.group_size);
+      if (b1 > b0) {
         error.run([&] {
-          lab::step04::pack_b(B.block(pc, jc + q * nr, kb, std::min(nr, nb - q * nr)), int(nr), b_buf + q * nr * kb);
+          lab::step04::pack_b(B.block(pc, jc + b0 * nr, kb, std::min(nb, b1 * nr) - b0 * nr), int(nr),
+                              me.b + b0 * nr * kb);
         });
       }
+      me.group->wait();  // the B panel is complete before anyone reads it
       // The first slice of k stores or folds as the caller asked; later ones fold.
       const bool fold = pc > 0 || accumulate;
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t item = 0; item < cut.ic_blocks * cut.jr_parts; ++item) {  // loop 3 (IC): mc rows
-        const int64_t ic = item / cut.jr_parts * mc, mb = std::min(mc, m - ic);
-        const int64_t per = ceil_div(panels, cut.jr_parts), part = item % cut.jr_parts;
-        const int64_t q0 = std::min(panels, part * per), q1 = std::min(panels, q0 + per);
-        error.run([&] {
+      for (int64_t ic = row0; ic < row1; ic += mc) {  // loop 3 (IC): mc of this way's rows; pack A
+        const int64_t mb = std::min(mc, row1 - ic);
+        const auto [a0, a1] = lab::step04::share(ceil_div(mb, mr), me.in_block, me.block_size);
+        if (a1 > a0) {
           // alpha = 1: step04's packing copies A exactly (1 * x == x for every double, inf and NaN too)
-          lab::step04::pack_a(1.0, A.block(ic, pc, mb, kb), int(mr), a_buf);
+          error.run([&] {
+            lab::step04::pack_a(1.0, A.block(ic + a0 * mr, pc, std::min(mb, a1 * mr) - a0 * mr, kb), int(mr),
+                                me.a + a0 * mr * kb);
+          });
+        }
+        me.block->wait();  // the A block is complete
+        const auto [q0, q1] = lab::step04::share(panels, me.in_block, me.block_size);
+        error.run([&] {
           for (int64_t q = q0; q < q1; ++q) {          // loop 2 (JR): one kb x NR panel of B
             for (int64_t ir = 0; ir < mb; ir += mr) {  // loop 1 (IR): one MR x kb panel of A
-              run_tile<S>(uk, kb, a_buf + ir * kb, b_buf + q * nr * kb, fold,
+              run_tile<S>(uk, kb, me.a + ir * kb, me.b + q * nr * kb, fold,
                           C.block(ic + ir, jc + q * nr, std::min(mr, mb - ir), std::min(nr, nb - q * nr)));
             }
           }
         });
+        me.block->wait();  // everyone is done with the A block before it is packed over
       }
+      me.group->wait();  // everyone is done with the B panel before the next pass packs over it
     }
   }
 }
 
-// As step04's dgemm_with: step04's packing buffers (had outside the parallel
-// region, where a failure can be reported; the calling thread keeps them), and
-// a team only where more than one thread works.
+// As step04's dgemm_with: the seats and step04's packing buffers (had outside
+// the parallel region, where a failure can be reported; the calling thread
+// keeps the buffers), and a team only where more than one thread works.
 template <class S>
-void run_loops(const MicroKernel& uk, const Cut& cut, lab::ConstMatView A, lab::ConstMatView B, bool accumulate,
-               MatView C) {
-  const lab::step04::PackBuffers buffers = lab::step04::pack_buffers(cut.kc * cut.nc, cut.mc * cut.kc, cut.threads);
+void run_loops(const MicroKernel& uk, const lab::step04::Layout& layout, lab::ConstMatView A, lab::ConstMatView B,
+               bool accumulate, MatView C) {
+  const lab::step04::Team team(layout, uk.mr, uk.nr, C.rows, C.cols);
   lab::FirstException error;
-  if (cut.threads == 1 && !omp_in_parallel()) {
-    five_loops<S>(uk, cut, A, B, accumulate, C, buffers.b, buffers.a_block(0), error);
+  const int threads = layout.ways.threads();
+  if (threads == 1) {
+    five_loops<S>(uk, layout, team.seat(0), A, B, accumulate, C, error);
   } else {
-#pragma omp parallel num_threads(cut.threads)
-    five_loops<S>(uk, cut, A, B, accumulate, C, buffers.b, buffers.a_block(omp_get_thread_num()), error);
+#pragma omp parallel num_threads(threads)
+    {
+      if (omp_get_num_threads() == threads) {
+        five_loops<S>(uk, layout, team.seat(omp_get_thread_num()), A, B, accumulate, C, error);
+      } else if (omp_get_thread_num() == 0) {  // fewer threads than asked: the calling thread does it all
+        const lab::step04::Layout alone{{1, 1, 1}, layout.mc, layout.nc, layout.kc};
+        const lab::step04::Team one(alone, uk.mr, uk.nr, C.rows, C.cols);
+        error.run([&] { five_loops<S>(uk, alone, one.seat(0), A, B, accumulate, C, error); });
+      }
+    }
   }
   error.rethrow();
 }
@@ -152,7 +156,7 @@ void gemm_with(View<const typename S::value_type> A, View<const typename S::valu
     return;
   }
   const MicroKernel uk = microkernel<S>(isa);
-  run_loops<S>(uk, cut_for(uk, blk, C.rows, C.cols, A.cols), A, B, accumulate, C);
+  run_loops<S>(uk, layout_for(uk, blk, C.rows, C.cols, A.cols), A, B, accumulate, C);
 }
 
 template <class S>

@@ -8,6 +8,8 @@
 //   minplus_<isa>                      CPU, with each kernel this CPU runs (to compare)
 //   step04_dgemm                       step04's DGEMM in the same run: min-plus's yardstick
 //   minplus_gpu, maxplus_gpu, plustimes_gpu, minplus_i32_dpx   GPU (builds with CUDA)
+#include <omp.h>
+
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -17,6 +19,7 @@
 #include "reference.hpp"
 #include "semiring.hpp"
 #include "semiring_kernel.hpp"
+#include "ways.hpp"  // step04: the ways of the threads
 #ifdef LAB_STEP09_GPU
 #include "i32_bench.hpp"
 #include "semiring_cuda.hpp"
@@ -73,6 +76,12 @@ void add_cpu(std::optional<Isa> isa) {
                    return describe(which(), p) + (isa ? "" : "; chosen: " + lab::step04::kernel_choice().why);
                  }};
   v.check = check<S>;
+  // The banner's plan line: how the threads share the loops at this size.
+  v.plan = [which](const lab::Params& p, int64_t m, int64_t n, int64_t k) {
+    const s9::MicroKernel uk = s9::microkernel<S>(which());
+    const int available = p.threads > 0 ? p.threads : omp_get_max_threads();
+    return lab::step04::describe(lab::step04::layout_for_call(available, m, n, k, uk.mr, uk.nr, blocks(which(), &p)));
+  };
   v.tiles = {{"mc", "nc", "kc"}, 3, [which](const lab::Params& p) {
                const lab::step04::Blocking b = blocks(which(), &p);
                return lab::format_tiles({"mc", "nc", "kc"}, {b.mc, b.nc, b.kc});

@@ -9,6 +9,8 @@
                                           cache level each block is sized for
   step04_simd/five_loops.png              the five loops around the micro-kernel and
                                           the packed panels of A and B (the BLIS picture)
+  step04_simd/ways.png                    the threads' ways (jc x ic x jr) on a 64-core node,
+                                          and why splitting the rows alone (mc shrinking) loses
   step05_cuda_shared/shared_tile.png      grid -> block's tile of C -> the kTile x kTile
                                           tiles of A and B in shared memory -> one thread
   step06_cuda_register_blocking/tile_hierarchy.png
@@ -35,6 +37,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # (L1d 48 KiB, L2 2 MiB, L3 480 MiB) and step04's EPYC Zen 4 row.
 STEP03_CACHES = {"name": "the lab's 2-core VM", "l1d": 48 << 10, "l2": 2 << 20, "l3": 480 << 20}
 STEP04_CACHES = {"name": "EPYC Zen 4", "l1d": 32 << 10, "l2": 1 << 20, "l3": 32 << 20}
+# step04's ways: the 64-core Xeon node of step04_simd/tests/test_ways.cpp (kMachines' "xeon64").
+NODE_CACHES = {"name": "64-core Xeon node", "l1d": 48 << 10, "l2": 2 << 20, "l3": 300 << 20}
 
 # colours: one per memory level, the same in every picture
 REG, L1, L2, L3, SMEM, GLOBAL = "#d62728", "#ff7f0e", "#2ca02c", "#1f77b4", "#9467bd", "#7f7f7f"
@@ -71,6 +75,14 @@ def step04_params(c):
     mc = min(rd(c["l2"] // 2 // (8 * kc), mr), 4096)
     nc = min(rd(c["l3"] // 2 // (8 * kc), nr), rd(4096, nr))
     return dict(mr=mr, nr=nr, mc=mc, nc=nc, kc=kc)
+
+
+def step04_node_ways():
+    """The ways step04's layout_for picks on the 64-core node, as its test pins them."""
+    jc, ic, jr, n, threads = grab("step04_simd/tests/test_ways.cpp",
+                                  r"const Ways want\{(\d+), (\d+), (\d+)\};  // handout: n = (\d+), (\d+) threads",
+                                  "the handout's ways (TheHandoutsNode)")
+    return dict(jc=jc, ic=ic, jr=jr, n=n, threads=threads)
 
 
 def step05_params():
@@ -248,7 +260,8 @@ def draw_step04(out):
     y = rows[2]
     level(y, "loop 3  IC: for ic step mc", "black")
     text(ax, 0.0, y + 0.3, "pack_a: mc x kc -> A~  (L2)", 10, ha="left", color=L2)
-    text(ax, 0.0, y - 0.2, "OpenMP threads split this loop", 9, ha="left", color="#555555")
+    text(ax, 0.0, y - 0.2, "threads: jc ways split loop 5, ic ways loop 3, jr ways loop 2", 9, ha="left",
+         color="#555555")
     box(ax, 7.2, y - 0.4, 1.2, 1.6, fc="#bbbbbb"); box(ax, 7.2, y + 0.25, 1.2, 0.55, fc="#888888")
     text(ax, 8.6, y + 0.4, "+=", 12)
     box(ax, 9.3, y - 0.4, 0.45, 1.6, fc="#bbbbbb"); box(ax, 9.3, y + 0.25, 0.45, 0.55, fc=L2, alpha=0.7)
@@ -296,6 +309,61 @@ def draw_step04(out):
          f"{kib(STEP04_CACHES['l2'])}, avx512 kernel (blocking.cpp's rule)", 9, color="#555555")
     ax.set_title("step04: five loops around a micro-kernel; packed panels sized for L3, L2 and L1", fontsize=13)
     save(fig, out / "step04_simd" / "five_loops.png")
+
+
+# ---- step04: the ways of the threads on a 64-core node ----------------------------------
+def draw_step04_ways(out):
+    import matplotlib.pyplot as plt
+    p = step04_params(NODE_CACHES)
+    w = step04_node_ways()
+    mr, nr, n, threads = p["mr"], p["nr"], w["n"], w["threads"]
+    cdiv = lambda a, b: -(-a // b)  # noqa: E731
+    rows = mr * cdiv(cdiv(n, mr), w["ic"])           # an ic way's rows: its A block (mc)
+    cols = nr * cdiv(cdiv(n, nr), w["jc"])           # a group's columns: its B panel (nc)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 6.2), gridspec_kw={"width_ratios": [1.25, 1]})
+    # left: C cut into jc groups of columns, each into ic ways of rows, each into jr strips
+    left.set_xlim(-0.6, 10.6)
+    left.set_ylim(-1.4, 10.9)
+    left.set_aspect("equal")
+    left.axis("off")
+    group_colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+    gw, wh = 10.0 / w["jc"], 10.0 / w["ic"]
+    for g in range(w["jc"]):
+        for i in range(w["ic"]):
+            for j in range(w["jr"]):
+                x, y = g * gw + j * gw / w["jr"], 10.0 - (i + 1) * wh
+                box(left, x, y, gw / w["jr"], wh, fc=group_colours[g % len(group_colours)], ec="white", lw=0.8,
+                    alpha=0.35 + 0.5 * ((i + j) % 2))
+                if w["jc"] * w["ic"] * w["jr"] <= 128:
+                    t = (g * w["ic"] + i) * w["jr"] + j
+                    text(left, x + gw / w["jr"] / 2, y + wh / 2, str(t), 7, color="black")
+        box(left, g * gw, 0, gw, 10.0, fc="none", ec="black", lw=2.0, z=4)
+    brace(left, 0, 10.3, gw, 10.3, f"group 0: {cols} columns, its own kc x nc panel of B", "t", size=9)
+    brace(left, -0.25, 10.0, -0.25, 10.0 - wh, f"mc = {rows}", "l", size=9)
+    text(left, 5.0, -0.55, f"C, n = {n}: {threads} threads = jc {w['jc']} x ic {w['ic']} x jr {w['jr']}", 10.5)
+    text(left, 5.0, -1.1, f"each thread's number in its strip; the {w['jr']} threads of a row block share one "
+         f"packed A block", 8.5, color="#444444")
+    left.set_title("The ways step04 chooses on the 64-core node", fontsize=11)
+    # right: what one thread streams from L3 per flop, against the rows it owns (the A block, mc)
+    flop_rate = 50e9  # per core, about what the micro-kernel does on the node
+    ic_only = max(mr, cdiv(n, threads) // mr * mr)
+    mcs = [ic_only, rows]
+    labels = [f"IC loop alone\nmc = {ic_only}", f"jc x ic x jr ways\nmc = {rows}"]
+    traffic = [threads * flop_rate * 8 / (2 * m) / 1e9 for m in mcs]   # GB/s of B from L3, all threads
+    bars = right.bar([0, 1], traffic, color=[GLOBAL, L3], width=0.55)
+    for b, t in zip(bars, traffic):
+        right.text(b.get_x() + b.get_width() / 2, t * 1.02, f"{t:.0f} GB/s", ha="center", fontsize=10)
+    right.set_xticks([0, 1])
+    right.set_xticklabels(labels, fontsize=10)
+    right.set_ylabel("B read from L3 by all threads (GB/s)")
+    right.set_title(f"Why a thin mc loses: each thread reads its B panel from L3\nonce per mc rows, "
+                    f"8 bytes per 2 mc flops ({threads} cores at {flop_rate / 1e9:.0f} GFLOP/s each)",
+                    fontsize=10)
+    right.grid(axis="y", alpha=0.3)
+    right.set_ylim(0, max(traffic) * 1.18)
+    fig.suptitle(f"step04: the threads' ways on a {NODE_CACHES['name']} (L2 {kib(NODE_CACHES['l2'])} a core, "
+                 f"L3 {kib(NODE_CACHES['l3'])}); ways from layout_for, as test_ways.cpp pins them", fontsize=10)
+    save(fig, out / "step04_simd" / "ways.png")
 
 
 # ---- step05: grid -> a block's tile -> shared memory -> one thread --------------------------------
@@ -455,7 +523,7 @@ def draw_step06(out):
     save(fig, out / "step06_cuda_register_blocking" / "tile_hierarchy.png")
 
 
-DRAW = {"step03": draw_step03, "step04": draw_step04, "step05": draw_step05, "step06": draw_step06}
+DRAW = {"step03": draw_step03, "step04": lambda out: (draw_step04(out), draw_step04_ways(out)), "step05": draw_step05, "step06": draw_step06}
 
 
 def main():

@@ -1,10 +1,11 @@
 // step04_simd — TODO for the student: the five loops around the micro-kernel.
 //
 // What to do: fill in the marked place in five_loops below: the JC, PC, IC,
-// JR and IR loops, the packing calls and the OpenMP split of the IC loop. The
-// pieces it calls are in pack.cpp and kernel_<isa>.cpp (TODOs too); the block
-// sizes (make_plan), chunk() and the edge tiles (run_tile) are done for you
-// here. Read the handout first.
+// JR and IR loops, the packing calls and the waits of the threads that share
+// a packed panel. The pieces it calls are in pack.cpp and kernel_<isa>.cpp
+// (TODOs too); how the threads share the loops (ways.hpp: each thread's
+// columns, rows, part of the packing and barriers), the block sizes and the
+// edge tiles (run_tile) are done for you. Read the handout first.
 // Test:   ./lab test step04
 // Time:   build/student/bin/step04_simd --n 2048 --threads 1 --impl student,baseline
 #include <omp.h>
@@ -18,6 +19,7 @@
 #include "lab/gemm_args.hpp"
 #include "lab/todo.hpp"
 #include "microkernel.hpp"
+#include "ways.hpp"
 
 namespace {
 
@@ -25,55 +27,22 @@ using lab::step04::MicroKernel;
 using lab::step04::pack_a;
 using lab::step04::pack_b;
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+// (ceil_div and run_tile are maybe_unused: in the skeleton only the student's
+// loops call them.)
+[[maybe_unused]] int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The size of the blocks that cut `extent` into as few blocks of at most
-// `block` as possible, all about equally big (and multiples of `multiple`): a
-// thin last block (n = 4096 in blocks of 4088 would leave 8 columns) would cost
-// a whole pass of packing for little work.
-int64_t balanced(int64_t extent, int64_t block, int64_t multiple) {
-  const int64_t blocks = ceil_div(extent, block);
-  return round_up(ceil_div(extent, blocks), multiple);
-}
-
-// How the work is cut. The threads share the IC loop: its blocks of mc rows are
-// handed out one at a time (schedule(dynamic)), and each thread packs its own A
-// block into a private buffer; a thread slowed down by something else on the
-// machine then simply takes fewer blocks. There are at least as many blocks as
-// threads where the rows allow (a multiple of the thread count, so that equally
-// fast threads finish together); when C has fewer MR-row panels than there are
-// threads, each IC block is also cut into jr_chunks parts of the JR loop.
-// The kc x nc panel of B is packed by all threads together and read by all.
-// A small product runs on the calling thread alone (threads_for: a team costs
-// more than it saves there).
+// How the work is cut: the blocks and the ways of the threads (ways.hpp), for
+// the threads this product gets: one for a small product (threads_for: a team
+// costs more than it saves there), and one when called from inside a parallel
+// region (this thread's share is the job).
 struct Plan {
   MicroKernel uk;
-  int threads;
-  int64_t mc, nc, kc;  // block sizes for this problem
-  int64_t ic_blocks, jr_chunks;
+  lab::step04::Layout layout;
 };
 
 Plan make_plan(const MicroKernel& uk, lab::step04::Blocking blk, int64_t m, int64_t n, int64_t k) {
-  Plan p{uk, 1, 0, 0, 0, 0, 1};
-  // nested: this thread's share is the job; a small product: the calling thread alone
-  p.threads = omp_in_parallel() ? 1 : lab::step04::threads_for(m, n, k, omp_get_max_threads());
-  p.kc = balanced(k, blk.kc, 1);
-  p.nc = balanced(n, round_up(blk.nc, uk.nr), uk.nr);
-  const int64_t blocks =
-      std::min(ceil_div(m, uk.mr), round_up(ceil_div(m, round_up(blk.mc, uk.mr)), p.threads));
-  p.mc = round_up(ceil_div(m, blocks), uk.mr);
-  p.ic_blocks = ceil_div(m, p.mc);
-  p.jr_chunks = std::max<int64_t>(1, p.threads / p.ic_blocks);
-  return p;
-}
-
-// Part `part` of `parts` nearly equal parts of 0..count-1: [first, last).
-// (chunk and run_tile are maybe_unused: in the skeleton only the student's
-// loops call them.)
-[[maybe_unused]] std::pair<int64_t, int64_t> chunk(int64_t count, int64_t part, int64_t parts) {
-  const int64_t per = ceil_div(count, parts);
-  return {std::min(count, part * per), std::min(count, (part + 1) * per)};
+  const int available = omp_in_parallel() ? 1 : omp_get_max_threads();
+  return {uk, lab::step04::layout_for_call(available, m, n, k, uk.mr, uk.nr, blk)};
 }
 
 // One MR x NR tile of C (or less, at the bottom and right edges).
@@ -96,50 +65,64 @@ Plan make_plan(const MicroKernel& uk, lab::step04::Blocking blk, int64_t m, int6
   }
 }
 
-// The five loops, run by every thread of the team: each thread comes through
-// here, the `omp for` loops share the work out among them (outside a parallel
-// region they run whole on the calling thread). a_buf is this thread's block of
-// A, b_buf the B panel all threads share. `error` catches what the calls throw:
-// an exception must not leave a parallel region.
-void five_loops(const Plan& plan, double alpha, lab::ConstMatView A, lab::ConstMatView B, double beta,
-                lab::MatView C, double* b_buf, double* a_buf, lab::FirstException& error) {
-  const int64_t m = C.rows, n = C.cols, k = A.cols;
-  // LAB:SOLUTION-BEGIN  JC, PC (omp for: pack_b), IC (omp for dynamic: pack_a), JR, IR: run_tile
+// The five loops, run by every thread of the team, each on its seat (ways.hpp):
+// its group's columns, its ic way's rows, its part of the packing and of the
+// JR loop. The threads of a group share one B panel, the jr threads of an ic
+// way one A block: each packs its part, and waits (Barrier) until the others
+// have packed theirs before reading, and until all have read before packing
+// over it. `error` catches what the calls throw: an exception must not leave
+// a parallel region (and every thread must still reach every wait).
+void five_loops(const Plan& plan, const lab::step04::Seat& me, double alpha, lab::ConstMatView A,
+                lab::ConstMatView B, double beta, lab::MatView C, lab::FirstException& error) {
+  const int64_t k = A.cols;
+  // LAB:SOLUTION-BEGIN  JC (me.cols), PC (pack my share of B, me.group->wait()), IC (me.rows: pack my share
+  // of A, me.block->wait()), JR (my share), IR: run_tile
   const MicroKernel& uk = plan.uk;
-  const int64_t mr = uk.mr, nr = uk.nr, mc = plan.mc, nc = plan.nc, kc = plan.kc;
-  for (int64_t jc = 0; jc < n; jc += nc) {  // loop 5 (JC): nc columns of C and of B
-    const int64_t nb = std::min(nc, n - jc);
+  const int64_t mr = uk.mr, nr = uk.nr, mc = plan.layout.mc, nc = plan.layout.nc, kc = plan.layout.kc;
+  const auto [col0, col1] = me.cols;
+  const auto [row0, row1] = me.rows;
+  for (int64_t jc = col0; jc < col1; jc += nc) {  // loop 5 (JC): nc of this group's columns of C and B
+    const int64_t nb = std::min(nc, col1 - jc);
     const int64_t panels = ceil_div(nb, nr);
-    for (int64_t pc = 0; pc < k; pc += kc) {  // loop 4 (PC): a kc slice of k; pack B(pc.., jc..)
+    for (int64_t pc = 0; pc < k; pc += kc) {  // loop 4 (PC): a kc slice of k; the group packs B(pc.., jc..)
       const int64_t kb = std::min(kc, k - pc);
-#pragma omp for schedule(dynamic, 4)
-      for (int64_t q = 0; q < panels; ++q) {
+      const auto [b0, b1] = lab::step04::share(panels, me.in_group, me.group_size);
+      if (b1 > b0) {
         error.run([&] {
-          pack_b(B.block(pc, jc + q * nr, kb, std::min(nr, nb - q * nr)), nr, b_buf + q * nr * kb);
+          pack_b(B.block(pc, jc + b0 * nr, kb, std::min(nb, b1 * nr) - b0 * nr), int(nr),
+                 me.b + b0 * nr * kb);
         });
-      }  // the implicit barrier of `omp for`: the B panel is complete before anyone reads it
+      }
+      me.group->wait();  // the B panel is complete before anyone reads it
       // The first slice of k applies beta (beta == 0: C is not read); later ones add.
       const double beta_pc = pc == 0 ? beta : 1.0;
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t item = 0; item < plan.ic_blocks * plan.jr_chunks; ++item) {  // loop 3 (IC): mc rows
-        const int64_t ic = item / plan.jr_chunks * mc, mb = std::min(mc, m - ic);
-        const auto [q0, q1] = chunk(panels, item % plan.jr_chunks, plan.jr_chunks);
+      for (int64_t ic = row0; ic < row1; ic += mc) {  // loop 3 (IC): mc of this way's rows; pack A
+        const int64_t mb = std::min(mc, row1 - ic);
+        const auto [a0, a1] = lab::step04::share(ceil_div(mb, mr), me.in_block, me.block_size);
+        if (a1 > a0) {
+          error.run([&] {
+            pack_a(alpha, A.block(ic + a0 * mr, pc, std::min(mb, a1 * mr) - a0 * mr, kb), int(mr),
+                   me.a + a0 * mr * kb);
+          });
+        }
+        me.block->wait();  // the A block is complete
+        const auto [q0, q1] = lab::step04::share(panels, me.in_block, me.block_size);
         error.run([&] {
-          pack_a(alpha, A.block(ic, pc, mb, kb), static_cast<int>(mr), a_buf);
           for (int64_t q = q0; q < q1; ++q) {          // loop 2 (JR): one kb x NR panel of B, in L1
             for (int64_t ir = 0; ir < mb; ir += mr) {  // loop 1 (IR): one MR x kb panel of A, from L2
-              run_tile(uk, kb, a_buf + ir * kb, b_buf + q * nr * kb, beta_pc,
+              run_tile(uk, kb, me.a + ir * kb, me.b + q * nr * kb, beta_pc,
                        C.block(ic + ir, jc + q * nr, std::min(mr, mb - ir), std::min(nr, nb - q * nr)));
             }
           }
         });
-      }  // the implicit barrier: everyone is done with the B panel before the next pass packs over it
+        me.block->wait();  // everyone is done with the A block before it is packed over
+      }
+      me.group->wait();  // everyone is done with the B panel before the next pass packs over it
     }
   }
   // LAB:SKELETON
-  (void)plan, (void)alpha, (void)A, (void)B, (void)beta, (void)b_buf, (void)a_buf, (void)error;
-  (void)m, (void)n, (void)k;
-  LAB_TODO("step04 five_loops: JC, PC + pack B (omp for), IC + pack A (omp for dynamic), JR, IR");
+  (void)plan, (void)me, (void)alpha, (void)A, (void)B, (void)beta, (void)C, (void)error, (void)k;
+  LAB_TODO("step04 five_loops: JC, PC + pack B (my share, wait), IC + pack A (my share, wait), JR, IR");
   // LAB:SOLUTION-END
 }
 
@@ -160,25 +143,32 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
   if (gemm_quick_return(alpha, A, B, beta, C)) return;
   const Plan plan = make_plan(microkernel(isa), blk, C.rows, C.cols, A.cols);
 
-  // The packing buffers, had here and not inside the parallel region (an
-  // allocation failure there could not be reported): one B panel for all, one
-  // A block per thread. The calling thread keeps them for its next call
-  // (pack_buffers.cpp), so a call allocates nothing.
-  const PackBuffers buffers = pack_buffers(plan.kc * plan.nc, plan.mc * plan.kc, plan.threads);
+  // The seats, barriers and packing buffers, had here and not inside the
+  // parallel region (an allocation failure there could not be reported). The
+  // calling thread keeps the buffers for its next call (pack_buffers.cpp), so
+  // a call allocates nothing once its sizes have been seen.
+  const lab::step04::Team team(plan.layout, plan.uk.mr, plan.uk.nr, C.rows, C.cols);
   FirstException error;
-  if (plan.threads == 1 && !omp_in_parallel()) {
-    // One thread: no parallel region. Starting a team and its barriers costs
-    // microseconds (a system call each on some machines), more than a whole
-    // 16 x 16 product; outside a region the `omp for` loops just run.
-    five_loops(plan, alpha, A, B, beta, C, buffers.b, buffers.a_block(0), error);
+  const int threads = plan.layout.ways.threads();
+  if (threads == 1) {
+    // One thread: no parallel region. Starting a team costs microseconds (a
+    // system call on some machines), more than a whole 16 x 16 product.
+    five_loops(plan, team.seat(0), alpha, A, B, beta, C, error);
   } else {
-    // (Called from inside a parallel region, the loops still get a team of
-    // their own, of one thread: an `omp for` there would otherwise share its
-    // iterations out among the caller's team.)
-#pragma omp parallel num_threads(plan.threads)
-    error.run([&] {  // (what five_loops throws outside its own error.run: a LAB_TODO)
-      five_loops(plan, alpha, A, B, beta, C, buffers.b, buffers.a_block(omp_get_thread_num()), error);
-    });
+#pragma omp parallel num_threads(threads)
+    {
+      if (omp_get_num_threads() == threads) {
+        // (error.run here: what five_loops throws outside its own, a LAB_TODO)
+        error.run([&] { five_loops(plan, team.seat(omp_get_thread_num()), alpha, A, B, beta, C, error); });
+      } else if (omp_get_thread_num() == 0) {
+        // OpenMP gave fewer threads than asked (OMP_THREAD_LIMIT, OMP_DYNAMIC):
+        // the others' seats would wait for threads that never come. The
+        // calling thread does all of it, with the same blocks in its buffers.
+        const Plan alone{plan.uk, {{1, 1, 1}, plan.layout.mc, plan.layout.nc, plan.layout.kc}};
+        const lab::step04::Team one(alone.layout, alone.uk.mr, alone.uk.nr, C.rows, C.cols);
+        error.run([&] { five_loops(alone, one.seat(0), alpha, A, B, beta, C, error); });
+      }
+    }
   }
   error.rethrow();
 }

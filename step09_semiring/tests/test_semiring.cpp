@@ -15,6 +15,7 @@
 
 #include "lab/first_exception.hpp"
 #include "semiring_testing.hpp"
+#include "ways.hpp"  // step04: force_ways
 
 using lab::step04::Blocking;
 using lab::step04::Isa;
@@ -229,6 +230,54 @@ TEST(Step09Threads, SameBitsForAnyThreadCount) {
     }
     omp_set_num_threads(saved);
   }
+}
+
+// step04's ways of the threads (ways.hpp) with the semiring kernels: forced
+// ways (a group's threads packing one B panel, jr threads sharing an A block)
+// on small blocks, and the ways chosen for up to 128 threads on a product big
+// enough for all of them: min-plus and plus-times give the bits of one thread.
+TEST(Step09Threads, SameBitsForAnyWays) {
+  const uint64_t seed = lab::testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Isa isa = lab::step04::best_isa();
+  const int saved = omp_get_max_threads();
+  auto same_bits = [&](int64_t m, int64_t n, int64_t k, const Blocking& blocks, const std::vector<int>& counts,
+                       bool forced) {
+    lab::Matrix A(m, k), B(k, n), C0(m, n);
+    A.fill_random(seed);
+    B.fill_random(seed + 1);
+    C0.fill_random(seed + 2, -2.0, 0.0);
+    const lab::step04::Ways ways[] = {{2, 1, 1}, {1, 3, 1}, {1, 1, 4}, {2, 3, 2}, {5, 1, 3}};
+    for (bool plus_times : {false, true}) {
+      auto run = [&](lab::Matrix& C) {
+        if (plus_times) s9::gemm_with<s9::PlusTimes>(A.cview(), B.cview(), C.view(), true, isa, blocks);
+        else s9::gemm_with<s9::MinPlus>(A.cview(), B.cview(), C.view(), true, isa, blocks);
+      };
+      omp_set_num_threads(1);
+      lab::Matrix one = C0.clone();
+      run(one);
+      for (size_t i = 0; i < (forced ? std::size(ways) : counts.size()); ++i) {
+        if (forced) {
+          omp_set_num_threads(2);
+          lab::step04::force_ways(ways[i]);
+        } else {
+          omp_set_num_threads(counts[i]);
+        }
+        lab::Matrix many = C0.clone();
+        run(many);
+        lab::step04::force_ways(std::nullopt);
+        EXPECT_EQ(0, std::memcmp(one.data(), many.data(), sizeof(double) * one.size()))
+            << (plus_times ? "plus-times, " : "min-plus, ")
+            << (forced ? "ways " + std::to_string(ways[i].jc) + " x " + std::to_string(ways[i].ic) + " x " +
+                             std::to_string(ways[i].jr)
+                       : std::to_string(counts[i]) + " threads")
+            << " give other bits than one thread: a race, or a tile computed twice?";
+      }
+    }
+  };
+  same_bits(301, 347, 131, Blocking{40, 60, 48}, {}, true);
+  same_bits(700, 610, 320, lab::step04::default_blocking(isa), {2, 3, 16, 61, 64, 128}, false);
+  omp_set_num_threads(saved);
 }
 
 TEST(Step09Threads, CalledFromInsideAParallelRegion) {

@@ -1,0 +1,240 @@
+// step04_simd — how the threads of one call share the loops (ways.hpp says
+// what the ways are). Nothing to do here; the handout draws the ways on a
+// 64-core node.
+//
+// Why not just split the IC loop, as a first version did: with T threads each
+// takes m / T rows, so on 64 threads mc falls to a few dozen rows. Every
+// thread still reads the whole kc x nc panel of B from L3 for those few rows:
+// the micro-kernel's loads from L3 per flop grow as 1 / mc, and 64 cores
+// together ask more of the L3 than it gives. Splitting the columns too (jc
+// groups, each with its own B panel) keeps each thread's rows at a full mc
+// block, at the price of packing A once per group; splitting the JR loop
+// shares one A block among a few threads instead.
+#include "ways.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+#endif
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#endif
+
+#include "microkernel.hpp"
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// Blocks of at most `block` (a multiple of `multiple`) that cut `extent` into
+// as few, nearly equal blocks as possible (no thin last block).
+int64_t balanced(int64_t extent, int64_t block, int64_t multiple) {
+  const int64_t blocks = ceil_div(std::max<int64_t>(extent, 1), block);
+  return round_up(ceil_div(std::max<int64_t>(extent, 1), blocks), multiple);
+}
+
+// The cost model, in units of one multiply-add of the busiest thread. Each
+// term is a stream of doubles per multiply-add, weighed by what a double of
+// it costs. A core does 16 double multiply-adds a cycle (two 512-bit FMAs);
+// with every core reading at once, L3 gives each about one double a cycle
+// (kL3: the micro-kernel's reads of B, prefetched, and an A block read from
+// the cores that share it), and memory far less: packing A reads it from
+// memory or L3 with a stride, and nothing overlaps it with arithmetic (kPack).
+// The weights are rough; what matters is that both terms grow as a block
+// shrinks, so that no block gets thin to feed more threads.
+constexpr double kL3 = 16.0, kPack = 32.0;
+
+struct Cost {
+  double value;
+  int64_t mc, nc;
+};
+
+Cost cost_of(lab::step04::Ways w, int64_t m, int64_t n, int mr, int nr, lab::step04::Blocking blk,
+             int64_t nc_cap) {
+  const int64_t row_panels = ceil_div(m, mr), col_panels = ceil_div(n, nr);
+  const int64_t rows = mr * ceil_div(row_panels, w.ic);                  // the busiest ic way
+  const int64_t group_cols = nr * ceil_div(col_panels, w.jc);            // the widest group
+  const int64_t cols = nr * ceil_div(ceil_div(col_panels, w.jc), w.jr);  // the busiest thread's
+  const int64_t mc = balanced(rows, round_up(blk.mc, mr), mr);           // its A blocks
+  const int64_t nc = balanced(group_cols, nc_cap, nr);                   // its group's B panels
+  // B: the thread reads its part of the B panel from L3 once per block of mc rows (1 / mc per
+  //    multiply-add); A: its group packs all of A once per nc columns (1 / nc, whatever jr is);
+  //    jr: each thread sharing an A block reads the others' parts of it from their caches once
+  //    per nc columns, for its nc / jr of them ((jr - 1) / nc).
+  const double penalty = kL3 / double(mc) + kPack / double(nc) + kL3 * double(w.jr - 1) / double(nc);
+  return {double(rows) * double(cols) * (1.0 + penalty), mc, nc};
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> lab::step04::share(int64_t count, int64_t part, int64_t parts) {
+  return {count * part / parts, count * (part + 1) / parts};
+}
+
+lab::step04::Layout lab::step04::layout_for(int threads, int64_t m, int64_t n, int64_t k, int mr, int nr,
+                                            Blocking blk, int64_t l3_bytes) {
+  threads = std::max(threads, 1);
+  const int64_t kc = balanced(k, blk.kc, 1);
+  Layout best{};
+  double best_cost = -1;
+  for (int jc = 1; jc <= threads; ++jc) {
+    if (threads % jc) continue;
+    for (int ic = 1; ic <= threads / jc; ++ic) {
+      if ((threads / jc) % ic) continue;
+      const Ways w{jc, ic, threads / jc / ic};
+      // Each group's B panel gets its share of half of L3 (the other half:
+      // A blocks on their way to L2, C, and what else runs).
+      const int64_t l3_share = l3_bytes / 2 / jc / int64_t(sizeof(double)) / kc;
+      const int64_t nc_cap = std::max<int64_t>(nr, std::min(round_up(blk.nc, nr), l3_share / nr * nr));
+      const Cost c = cost_of(w, m, n, mr, nr, blk, nc_cap);
+      // Ties go to the first found: fewer groups, then fewer ic ways (fewer
+      // copies of A, fewer threads sharing a panel).
+      if (best_cost < 0 || c.value < best_cost * (1 - 1e-9)) {
+        best = {w, c.mc, c.nc, kc};
+        best_cost = c.value;
+      }
+    }
+  }
+  return best;
+}
+
+namespace {
+
+// jc, ic, jr in 16 bits each; 0: none forced.
+std::atomic<uint64_t> forced_ways{0};
+
+}  // namespace
+
+void lab::step04::force_ways(std::optional<Ways> ways) {
+  forced_ways.store(ways ? uint64_t(ways->jc) | uint64_t(ways->ic) << 16 | uint64_t(ways->jr) << 32 : 0);
+}
+
+lab::step04::Layout lab::step04::layout_for_call(int available, int64_t m, int64_t n, int64_t k, int mr,
+                                                 int nr, Blocking blk) {
+  const uint64_t forced = forced_ways.load();
+  if (forced != 0 && available > 1) {
+    const Ways w{int(forced & 0xffff), int(forced >> 16 & 0xffff), int(forced >> 32 & 0xffff)};
+    const int64_t rows = mr * ceil_div(ceil_div(m, mr), w.ic), cols = nr * ceil_div(ceil_div(n, nr), w.jc);
+    return {w, balanced(rows, round_up(blk.mc, mr), mr), balanced(cols, round_up(blk.nc, nr), nr),
+            balanced(k, blk.kc, 1)};
+  }
+  return layout_for(threads_for(m, n, k, available), m, n, k, mr, nr, blk, lab::cache_info().l3);
+}
+
+std::string lab::step04::describe(const Layout& l) {
+  char text[160];
+  std::snprintf(text, sizeof text, "ways jc %d x ic %d x jr %d (%d thread%s), mc %lld, nc %lld, kc %lld",
+                l.ways.jc, l.ways.ic, l.ways.jr, l.ways.threads(), l.ways.threads() == 1 ? "" : "s",
+                static_cast<long long>(l.mc), static_cast<long long>(l.nc), static_cast<long long>(l.kc));
+  return text;
+}
+
+namespace {
+
+static_assert(sizeof(std::atomic<unsigned>) == sizeof(unsigned) && std::atomic<unsigned>::is_always_lock_free,
+              "the futex waits on the atomic's own four bytes");
+
+// Sleeps while *word == value (returns at once when it already differs), and
+// wakes every thread sleeping on word.
+void sleep_while(std::atomic<unsigned>* word, unsigned value) {
+#ifdef __linux__
+  syscall(SYS_futex, reinterpret_cast<unsigned*>(word), FUTEX_WAIT_PRIVATE, value, nullptr, nullptr, 0);
+#else
+  if (word->load() == value) std::this_thread::yield();
+#endif
+}
+
+void wake_all(std::atomic<unsigned>* word) {
+#ifdef __linux__
+  syscall(SYS_futex, reinterpret_cast<unsigned*>(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+#else
+  (void)word;
+#endif
+}
+
+}  // namespace
+
+void lab::step04::Barrier::wait() {
+  if (count_ <= 1) return;
+  // The generation is read before arriving: it cannot move on until this
+  // thread has arrived. The last to arrive resets the count, then opens the
+  // barrier (what everyone wrote before arriving is seen after it), and wakes
+  // the threads that went to sleep.
+  const unsigned generation = generation_.load(std::memory_order_acquire);
+  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == count_) {
+    arrived_.store(0, std::memory_order_relaxed);
+    generation_.store(generation + 1, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) wake_all(&generation_);
+    return;
+  }
+  // Spin a little: on a quiet machine the others come within microseconds.
+  for (int spins = 0; spins < 1000; ++spins) {
+    if (generation_.load(std::memory_order_acquire) != generation) return;
+#if defined(__x86_64__) || defined(_M_X64)
+    _mm_pause();
+#endif
+  }
+  // Then sleep. A thread that yielded instead would wait behind whatever else
+  // runs on its core (a compiler, a whole time slice); a woken one runs soon.
+  // (Counted as a sleeper before looking again: the last thread then either
+  // sees the count and wakes it, or opened the barrier before the look.)
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  while (generation_.load(std::memory_order_seq_cst) == generation) sleep_while(&generation_, generation);
+  sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+}
+
+lab::step04::Team::Team(const Layout& layout, int mr, int nr, int64_t m, int64_t n)
+    : layout_(layout), mr_(mr), nr_(nr), m_(m), n_(n) {
+  const Ways w = layout.ways;
+  if (w.threads() == 1) {
+    groups_ = blocks_ = &alone_;
+  } else {
+    barriers_.reset(new Barrier[w.jc + w.jc * w.ic]);
+    groups_ = barriers_.get(), blocks_ = groups_ + w.jc;
+    for (int g = 0; g < w.jc; ++g) groups_[g].reset(w.ic * w.jr);
+    for (int b = 0; b < w.jc * w.ic; ++b) blocks_[b].reset(w.jr);
+  }
+  const PackBuffers buffers = pack_buffers(layout.kc * layout.nc, w.jc, layout.mc * layout.kc, w.jc * w.ic);
+  b_ = buffers.b, a_ = buffers.a, b_stride_ = buffers.b_stride, a_stride_ = buffers.a_stride;
+}
+
+// Thread t sits in group t / (ic jr), in ic way (t / jr) % ic, and is jr
+// way t % jr: neighbouring threads (often neighbouring cores) share an A
+// block, then a B panel.
+lab::step04::Seat lab::step04::place(const Layout& layout, int mr, int nr, int64_t m, int64_t n, int t) {
+  const Ways w = layout.ways;
+  const int group = t / (w.ic * w.jr), in_group = t % (w.ic * w.jr);
+  const int way = in_group / w.jr, in_block = in_group % w.jr;
+  const auto [c0, c1] = share(ceil_div(n, nr), group, w.jc);
+  const auto [r0, r1] = share(ceil_div(m, mr), way, w.ic);
+  return {{std::min(n, c0 * nr), std::min(n, c1 * nr)},
+          {std::min(m, r0 * mr), std::min(m, r1 * mr)},
+          in_group,
+          w.ic * w.jr,
+          in_block,
+          w.jr,
+          nullptr,
+          nullptr,
+          nullptr,
+          nullptr};
+}
+
+lab::step04::Seat lab::step04::Team::seat(int t) const {
+  Seat s = place(layout_, mr_, nr_, m_, n_, t);
+  const Ways w = layout_.ways;
+  const int group = t / (w.ic * w.jr), block = group * w.ic + t % (w.ic * w.jr) / w.jr;
+  s.group = &groups_[group];
+  s.block = &blocks_[block];
+  s.b = b_ + group * b_stride_;
+  s.a = a_ + block * a_stride_;
+  return s;
+}
