@@ -260,21 +260,20 @@ def step_folders(tree):
 
 def compile_errors(log, folder, n=4):
     """The compiler's first error lines about one step's folder (its path up to the
-    folder cut off), from a build log."""
+    folder cut off), from a build log; else the log's first error lines (an
+    earlier step it links did not compile)."""
     try:
         with open(log, "rb") as f:
             text = f.read(4 << 20).decode(errors="replace")
     except (OSError, TypeError):
         return []
+    errors = [l.strip() for l in clean(text).splitlines() if re.search(r"\berror\b", l)]
+    mine = [l[l.find(f"{folder}/"):] for l in errors if f"{folder}/" in l]
     picked = []
-    for line in clean(text).splitlines():
-        if f"{folder}/" in line and re.search(r"\berror\b", line):
-            line = line[line.find(f"{folder}/"):].strip()[:300]
-            if line not in picked:
-                picked.append(line)
-        if len(picked) == n:
-            break
-    return picked
+    for line in mine or [re.sub(r"^\S*/(?=step\d\d_)", "", l) for l in errors]:
+        if line[:300] not in picked:
+            picked.append(line[:300])
+    return picked[:n]
 
 
 def cmd_check(args):
@@ -342,8 +341,9 @@ def read_checked(path):
                     continue
                 name = f"{step}.{part}.{v['variant']}"
                 bad = [c for c in cs if not c["passed"]]
+                figures = [c["figures"] for c in cs if c.get("figures") and c["passed"]]
                 tests[name] = {"name": name, "result": "failed" if bad else "passed",
-                               "why": bad[0]["why"][:200] if bad else "",
+                               "why": bad[0]["why"][:200] if bad else "; ".join(figures),
                                "cases": {c["name"]: "passed" if c["passed"] else "failed" for c in cs},
                                "output": "\n".join(f"[  FAILED  ] {c['name']}: {c['why'][:300]}" for c in bad[:12]),
                                "skip_reasons": {}}
