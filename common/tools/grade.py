@@ -331,7 +331,7 @@ def read_checked(path):
             lines = entry["compile_error"]
             name = f"{step}.checked"
             tests[name] = {"name": name, "result": "failed", "why": "did not compile: " + lines[0], "cases": {},
-                           "output": "did not compile; the compiler's first errors:\n" + "\n".join(lines),
+                           "output": "did not compile; the compiler said first:\n" + "\n".join(lines),
                            "skip_reasons": {}}
             continue
         for v in entry["variants"]:
