@@ -147,6 +147,7 @@ void set_gpu_hooks(GpuHooks hooks) { hooks_slot() = std::make_unique<GpuHooks>(s
 const GpuHooks* gpu_hooks() { return hooks_slot().get(); }
 
 int bench_main(int argc, char** argv, const StepInfo& info) {
+  if (argc == 3 && std::string(argv[1]) == "--serve") return serve_main(argv[2], info);
   std::string prog_name = argc > 0 ? argv[0] : info.step;
   prog_name = prog_name.substr(prog_name.find_last_of('/') + 1);
   const char* prog = prog_name.c_str();

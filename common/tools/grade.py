@@ -1,19 +1,32 @@
 #!/usr/bin/env python3
-"""gemm-lab's grading: from ctest's JUnit reports to points.
+"""gemm-lab's grading: from the grader's own checks (and ctest's JUnit
+reports, for the steps the checker does not check) to points.
 
+    grade.py check --checker BIN --tree TREE --points common/grading.toml --json V.json
+                   [--steps 01,02] [--user ACCOUNT] [--timeout S] [--build-log LOG]
+                                              run lab_grade_check on each checked step's
+                                              student variants (as ACCOUNT), one JSON of verdicts
+    grade.py checked --points common/grading.toml   the steps the checker grades (NN,NN)
     grade.py pick SUBMISSION --lab ROOT --staged DIR --sources S.json
                                               choose the student's files of a submission,
                                               each from its own path under the submission's
                                               lab folder; say where each came from
     grade.py prepare ROOT TREE [--staged DIR]  write the grading tree: ROOT's files,
                                               the student's files from DIR
-    grade.py score JUNIT --points common/grading.toml [--baseline BASE.json]
+    grade.py score [JUNIT] [--checked V.json] --points common/grading.toml [--baseline BASE.json]
                    [--steps 01,02] [--sources S.json] [--md grade.md] [--json results.json]
-    grade.py baseline JUNIT -o BASE.json      what the untouched skeleton passes
+    grade.py baseline [JUNIT] [--checked V.json] -o BASE.json   what the untouched skeleton passes
     grade.py merge A.json B.json ... [--md grade.md] [--json results.json]
     grade.py summary JUNIT                    a short report for ./lab test
 
-Fair points. A GoogleTest case earns points only when it FAILS on the
+Verdicts. For the steps in [check] of grading.toml, the cases are the
+checker's (common/tools/grade_check.cpp): it makes the inputs, runs the
+student's code in a process of the grading account and checks the outputs
+itself, so nothing that process prints or writes counts; GoogleTest's verdicts
+of those steps are not read. The other steps (GPU, MPI) are scored from ctest's
+JUnit as below.
+
+Fair points. A case earns points only when it FAILS on the
 untouched skeleton (the baseline): cases that pass without student code
 (quick returns, argument checks) earn nothing, so an untouched tree scores 0.
 A step's points (grading.toml) are split evenly over its ctest tests that
@@ -32,7 +45,9 @@ import hashlib
 import json
 import os
 import pathlib
+import pwd
 import re
+import secrets
 import shutil
 import subprocess
 import sys
@@ -65,6 +80,12 @@ def clean(text):
 
 # ---- inputs ------------------------------------------------------------------
 def read_points(path):
+    return read_config(path)[0]
+
+
+def read_config(path):
+    """grading.toml -> (points {stepNN: n}, checked {stepNN: [(variant, kind), ...]},
+    speed {stepNN: "REFERENCE,N,RATIO"})."""
     try:
         with open(path, "rb") as f:
             if tomllib is not None:
@@ -79,10 +100,13 @@ def read_points(path):
                         section = data.setdefault(line.strip("[]").strip(), {})
                     elif "=" in line and section is not None:
                         key, value = (s.strip() for s in line.split("=", 1))
+                        if len(value) >= 2 and value[0] == value[-1] == '"':
+                            section[key] = value[1:-1]
+                            continue
                         try:
                             section[key] = float(value)
                         except ValueError:
-                            fail(f"{path}:{number}: points for {key} must be a number, got '{value}'")
+                            fail(f"{path}:{number}: {key} must be a number or a \"string\", got '{value}'")
                     else:
                         fail(f"{path}:{number}: expected 'stepNN = points' under [points]")
     except OSError as e:
@@ -96,7 +120,22 @@ def read_points(path):
         if not re.fullmatch(r"step\d\d", key) or isinstance(value, bool) or not isinstance(value, (int, float)) \
                 or value < 0:
             fail(f"{path}: [points] {key} = {value!r}: expected stepNN = a number >= 0")
-    return {k: float(v) for k, v in points.items()}
+    checked, speed = {}, {}
+    for key, value in (data.get("check") or {}).items():
+        if not re.fullmatch(r"step\d\d", key) or not isinstance(value, str) or not value.split():
+            fail(f"{path}: [check] {key} = {value!r}: expected stepNN = \"variant variant:kind ...\"")
+        checked[key] = []
+        for v in value.split():
+            name, _, kind = v.partition(":")
+            if kind not in ("", "gemm", "minplus", "maxplus", "plustimes"):
+                fail(f"{path}: [check] {key}: '{v}': the kind must be gemm, minplus, maxplus or plustimes")
+            checked[key].append((name, kind or "gemm"))
+    for key, value in (data.get("speed") or {}).items():
+        if key not in checked or not isinstance(value, str) \
+                or not re.fullmatch(r"(transposed_dot|naive_ijk),\d+,\d+(\.\d+)?", value):
+            fail(f"{path}: [speed] {key} = {value!r}: expected a step of [check] = \"transposed_dot|naive_ijk,N,RATIO\"")
+        speed[key] = value
+    return {k: float(v) for k, v in points.items()}, checked, speed
 
 
 def lost_context(out):
@@ -212,6 +251,114 @@ def read_junit(path, log=None):
     return tests
 
 
+# ---- the grader's own checks (lab_grade_check) ------------------------------------------
+def step_folders(tree):
+    """{stepNN: its folder's name} in a lab tree."""
+    return {d.name[:6]: d.name for d in pathlib.Path(tree).iterdir()
+            if d.is_dir() and not d.is_symlink() and re.fullmatch(r"step\d\d_\w+", d.name)}
+
+
+def compile_errors(log, folder, n=4):
+    """The compiler's first error lines about one step's folder (its path up to the
+    folder cut off), from a build log; else the log's first error lines (an
+    earlier step it links did not compile)."""
+    try:
+        with open(log, "rb") as f:
+            text = f.read(4 << 20).decode(errors="replace")
+    except (OSError, TypeError):
+        return []
+    errors = [l.strip() for l in clean(text).splitlines() if re.search(r"\berror\b", l)]
+    mine = [l[l.find(f"{folder}/"):] for l in errors if f"{folder}/" in l]
+    picked = []
+    for line in mine or [re.sub(r"^\S*/(?=step\d\d_)", "", l) for l in errors]:
+        if line[:300] not in picked:
+            picked.append(line[:300])
+    return picked[:n]
+
+
+def cmd_check(args):
+    """Run the grader's checker on every checked step's student variants; one JSON
+    of verdicts ({stepNN: {"variants": [...], "compile_error": [lines] or None}})."""
+    _, checked, speed = read_config(args.points)
+    steps = parse_steps(args.steps)
+    folders = step_folders(args.tree)
+    account = []
+    if args.user:
+        try:
+            pw = pwd.getpwnam(args.user)
+        except KeyError:
+            fail(f"--user {args.user}: no such account")
+        account = ["--uid", str(pw.pw_uid), "--gid", str(pw.pw_gid)]
+    out_dir = pathlib.Path(args.json).parent
+    seed = secrets.randbits(40)  # drawn now: the submission has not seen it
+    verdicts = {}
+    for step, variants in sorted(checked.items()):
+        if steps is not None and step not in steps:
+            continue
+        folder = folders.get(step, step)
+        exe = pathlib.Path(args.tree) / args.bin / folder
+        entry = verdicts[step] = {"variants": [], "compile_error": None}
+        if not exe.is_file():
+            entry["compile_error"] = compile_errors(args.build_log, folder) or ["(the build log names no error line)"]
+            continue
+        for i, (variant, kind) in enumerate(variants):
+            js = out_dir / f".check-{step}-{variant}.json"
+            js.unlink(missing_ok=True)
+            cmd = [args.checker, "--runner", str(exe.resolve()), "--step", step, "--variant", variant, "--kind", kind,
+                   "--seed", str(seed + 7919 * i), "--json", str(js), "--timeout", str(args.timeout), *account]
+            if i == 0 and step in speed:
+                cmd += ["--speed", speed[step]]
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if p.returncode != 0 or not js.is_file():
+                fail(f"the checker failed on {step} {variant}: {p.stdout.strip()[-500:]}")
+            entry["variants"].append(json.loads(js.read_text()))
+            js.unlink()
+    write_whole(args.json, json.dumps(verdicts, indent=1))
+    return 0
+
+
+def read_checked(path):
+    """The checker's verdicts as tests, one per checked variant (its correctness
+    cases) and one for its speed case, or one failed test for a step that did not
+    compile. -> {test name: test}, {the steps it checked}."""
+    try:
+        data = json.loads(pathlib.Path(path).read_text())
+    except (OSError, ValueError) as e:
+        fail(f"cannot read the checker's verdicts {path}: {e}")
+    tests = {}
+    for step, entry in data.items():
+        if entry.get("compile_error"):
+            lines = entry["compile_error"]
+            name = f"{step}.checked"
+            tests[name] = {"name": name, "result": "failed", "why": "did not compile: " + lines[0], "cases": {},
+                           "output": "did not compile; the compiler said first:\n" + "\n".join(lines),
+                           "skip_reasons": {}}
+            continue
+        for v in entry["variants"]:
+            for part in ("checked", "speed"):
+                cs = [c for c in v["cases"] if c["name"].startswith("speed:") == (part == "speed")]
+                if not cs:
+                    continue
+                name = f"{step}.{part}.{v['variant']}"
+                bad = [c for c in cs if not c["passed"]]
+                figures = [c["figures"] for c in cs if c.get("figures") and c["passed"]]
+                tests[name] = {"name": name, "result": "failed" if bad else "passed",
+                               "why": bad[0]["why"][:200] if bad else "; ".join(figures),
+                               "cases": {c["name"]: "passed" if c["passed"] else "failed" for c in cs},
+                               "output": "\n".join(f"[  FAILED  ] {c['name']}: {c['why'][:300]}" for c in bad[:12]),
+                               "skip_reasons": {}}
+    return tests, set(data)
+
+
+def read_evidence(junit, checked, log=None):
+    """The tests to score: the checker's verdicts for the steps it checked, and
+    ctest's JUnit (GoogleTest's verdicts) only for the other steps."""
+    tests, mine = read_checked(checked) if checked else ({}, set())
+    if junit:
+        tests.update({n: t for n, t in read_junit(junit, log).items() if step_of(n) not in mine})
+    return tests
+
+
 def step_of(name):
     m = re.match(r"(step\d\d)", name)
     return m.group(1) if m else None
@@ -250,10 +397,13 @@ def score(tests, points, baseline, steps=None):
         for t in ts:
             if t["result"] == "skipped":
                 continue
-            cases = dict(t["cases"]) or {WHOLE: t["result"]}
             base = None if baseline is None else baseline.get(t["name"])
             if base is not None and not base:
                 base = {WHOLE: "failed"}
+            # a program that printed no case where the skeleton's ran them did not run its tests
+            cases = dict(t["cases"]) or {WHOLE: t["result"] if not base or WHOLE in base else "failed"}
+            if not t["cases"] and base and WHOLE not in base and not t["why"]:
+                t["why"] = "the program ended without running its tests"
             # a case counts only when the untouched skeleton did not pass it
             counted = sorted(c for c in set(cases) | set(base or {}) if (base or {}).get(c) != "passed")
             # ... and when it ran here: a case the machine cannot run (GTEST_SKIP) earns
@@ -323,6 +473,30 @@ def graded_files_table(sources, steps=None):
     return lines + [""]
 
 
+def summarise_ignored(ignored, named=3, most=12):
+    """The ignored files, one screen whatever was uploaded: each line as it is
+    when there are few; else one line per folder and reason with a count and
+    the first few named. Hints ("did you mean") always come whole, first."""
+    hints = [f for f in ignored if "did you mean" in f]
+    rest = [f for f in ignored if "did you mean" not in f]
+    if len(rest) <= most:
+        return hints + rest
+    groups, counts = {}, [f for f in rest if ": " not in f]  # (lines that count files already)
+    for f in rest:
+        if ": " in f:
+            path, why = f.split(": ", 1)
+            top = path.split("/", 1)[0] + "/" if "/" in path.rstrip("/") else "./"
+            groups.setdefault((top, why), []).append(path)
+    lines = []
+    for (top, why), paths in list(groups.items())[:most]:
+        first = ", ".join(f"`{q}`" for q in paths[:named]) + (", ..." if len(paths) > named else "")
+        lines.append(f"{top}: {len(paths)} file{'s' if len(paths) != 1 else ''}, {why} ({first})")
+    if len(groups) > most:
+        lines.append(f"... and {sum(len(v) for v in list(groups.values())[most:])} more files of "
+                     f"{len(groups) - most} other folders and reasons")
+    return hints[:most] + lines + counts
+
+
 def report(rows, results, ignored=(), note="", sources=None, steps=None):
     total = sum(r["score"] for r in rows)
     possible = sum(r["max_score"] for r in rows)
@@ -347,7 +521,8 @@ def report(rows, results, ignored=(), note="", sources=None, steps=None):
     if ignored:
         lines += ["", "## Ignored files of the submission", "",
                   "Only the files listed in common/student_files.txt are graded, each from its own path:", ""]
-        lines += [f"- `{f.split(': ', 1)[0]}`: {f.split(': ', 1)[1]}" if ": " in f else f"- {f}" for f in ignored]
+        lines += [f"- `{f.split(': ', 1)[0]}`: {f.split(': ', 1)[1]}" if ": " in f else f"- {f}"
+                  for f in summarise_ignored(ignored)]
     lines += ["", "## Tests", ""]
     for r in results:
         mark = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}[r["status"]]
@@ -403,7 +578,7 @@ def gradescope(rows, results, headline, md, ignored):
                           "max_score": 0, "output": f"grade it on a machine that can run it: {row['command']}"})
     return {"score": round(sum(r["score"] for r in rows), 3), "output": md, "tests": tests,
             "output_format": "md", "stdout_visibility": "visible",
-            "extra_data": {"lab_steps": rows, "lab_ignored": list(ignored), "lab_headline": headline}}
+            "extra_data": {"lab_steps": rows, "lab_ignored": summarise_ignored(ignored), "lab_headline": headline}}
 
 
 def write(args, rows, results, ignored=(), note="", sources=None, steps=None):
@@ -419,7 +594,7 @@ def write(args, rows, results, ignored=(), note="", sources=None, steps=None):
     for r in rows:
         if r["status"] == "separately":
             print(f"grade: {r['step']} graded separately ({r['why']}): {r['command']}")
-    for f in ignored:
+    for f in summarise_ignored(ignored):
         print(f"grade: ignored: {f}")
     written = " and ".join(p for p in (args.md, args.json) if p)
     if written:
@@ -429,7 +604,7 @@ def write(args, rows, results, ignored=(), note="", sources=None, steps=None):
 # ---- commands -------------------------------------------------------------------------
 def cmd_score(args):
     points = read_points(args.points)
-    tests = read_junit(args.junit, args.log)
+    tests = read_evidence(args.junit, args.checked, args.log)
     baseline = None
     if args.baseline:
         try:
@@ -454,7 +629,7 @@ def cmd_score(args):
 
 
 def cmd_baseline(args):
-    tests = read_junit(args.junit)
+    tests = read_evidence(args.junit, args.checked)
     base = {n: t["cases"] or {WHOLE: t["result"]} for n, t in tests.items() if t["result"] != "skipped"}
     pathlib.Path(args.output).write_text(json.dumps({"stamp": args.stamp or "", "tests": base}, indent=1))
     return 0
@@ -783,6 +958,20 @@ def size_text(n):
     return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
 
 
+def same_text(a, b):
+    """The same source whatever the line endings and a byte-order mark."""
+    norm = lambda t: t.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")
+    return norm(a) == norm(b)
+
+
+def near_miss(name, by_base):
+    """The student file a name almost is (another case, a browser's " (1)" or
+    "-1" copy suffix), or None."""
+    bare = re.sub(r"(?:\s*\(\d+\)|-\d+|\s+copy)(?=\.[^.]+$)", "", name).lower()
+    hits = [ws[0] for base, ws in by_base.items() if base.lower() == bare and len(ws) == 1 and base != name]
+    return hits[0] if len(hits) == 1 else None
+
+
 def pick_submission(sub, lab, wanted, in_place=False):
     """Choose each student file of the submission SUB by its path under the
     submission's lab root. -> ({student path: bytes}, report dict)."""
@@ -822,6 +1011,11 @@ def pick_submission(sub, lab, wanted, in_place=False):
                 continue
             if target is None and not flat:
                 if in_place:
+                    continue
+                meant = near_miss(n, by_base)
+                if meant:
+                    ignored.append(f"{shown(p)}: not a student file's name: did you mean {meant}? (not graded)")
+                    notes.setdefault(meant, []).append(f"`{shown(p)}` is not graded: did you mean `{meant}`?")
                     continue
                 mine = lab / rel
                 try:
@@ -873,7 +1067,7 @@ def pick_submission(sub, lab, wanted, in_place=False):
         if hit:
             chosen[w] = hit[1]
             rows.append({"file": w, "from": hit[0], "how": how, "size": len(hit[1]),
-                         "unchanged": hit[1] == pristine, "notes": note})
+                         "unchanged": same_text(hit[1], pristine), "notes": note})
         else:
             rows.append({"file": w, "from": None, "how": "", "size": len(pristine), "unchanged": True,
                          "notes": note})
@@ -882,12 +1076,92 @@ def pick_submission(sub, lab, wanted, in_place=False):
     return chosen, {"root": shown(root), "root_how": root_how, "files": rows, "ignored": ignored}
 
 
+MAX_ENTRIES, MAX_UNPACKED = 20000, 100 << 20  # an archive's limits
+ARCHIVES = (".zip", ".tar.gz", ".tgz")
+
+
+def unpack(archive, dest):
+    """Unpack a .zip or .tar.gz submission into DEST (a new folder): plain files
+    and folders only, each inside DEST, at most MAX_ENTRIES entries and
+    MAX_UNPACKED bytes (counted as written, whatever the archive claims).
+    Anything else stops the grade with one line saying what."""
+    import stat
+    import tarfile
+    import zipfile
+    archive, dest = pathlib.Path(archive), pathlib.Path(dest)
+    who = f"--submission {archive.name}"
+
+    def place(name):
+        rel = pathlib.PurePosixPath(name.replace("\\", "/"))
+        if rel.is_absolute() or ".." in rel.parts or re.match(r"^[A-Za-z]:", name):
+            fail(f"{who}: the entry '{name}' leaves the folder it unpacks into (.. or an absolute path): refused")
+        return dest.joinpath(*[p for p in rel.parts if p not in ("", ".")])
+
+    written = 0
+
+    def copy(src, to):
+        nonlocal written
+        to.parent.mkdir(parents=True, exist_ok=True)
+        with open(to, "wb") as out:
+            while chunk := src.read(1 << 16):
+                written += len(chunk)
+                if written > MAX_UNPACKED:
+                    fail(f"{who}: more than {MAX_UNPACKED >> 20} MB unpacked: refused")
+                out.write(chunk)
+
+    dest.mkdir(parents=True)
+    try:
+        if archive.name.lower().endswith(".zip"):
+            with zipfile.ZipFile(archive) as z:
+                infos = z.infolist()
+                if len(infos) > MAX_ENTRIES:
+                    fail(f"{who}: more than {MAX_ENTRIES} entries ({len(infos)}): refused")
+                if sum(i.file_size for i in infos) > MAX_UNPACKED:
+                    fail(f"{who}: more than {MAX_UNPACKED >> 20} MB unpacked: refused")
+                for i in infos:
+                    to = place(i.filename)
+                    kind = stat.S_IFMT(i.external_attr >> 16)  # 0: the archiver kept no type (a plain file)
+                    if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
+                        fail(f"{who}: the entry '{i.filename}' is a link or a special file: refused")
+                    if i.is_dir():
+                        to.mkdir(parents=True, exist_ok=True)
+                    else:
+                        with z.open(i) as src:
+                            copy(src, to)
+        else:
+            with tarfile.open(archive, "r:gz") as t:
+                for count, m in enumerate(t, 1):
+                    if count > MAX_ENTRIES:
+                        fail(f"{who}: more than {MAX_ENTRIES} entries: refused")
+                    to = place(m.name)
+                    if m.isdir():
+                        to.mkdir(parents=True, exist_ok=True)
+                    elif m.isfile():
+                        copy(t.extractfile(m), to)
+                    else:
+                        fail(f"{who}: the entry '{m.name}' is a link or a special file: refused")
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as e:
+        fail(f"{who}: not a readable {'zip' if archive.name.lower().endswith('.zip') else 'tar.gz'} archive ({e})")
+
+
 def cmd_pick(args):
-    """Choose the student's files of a submission: write them at their paths
-    under STAGED and say in SOURCES where each came from."""
+    """Choose the student's files of a submission (a folder, or a .zip/.tar.gz
+    unpacked first into a fresh folder beside STAGED): write them at their
+    paths under STAGED and say in SOURCES where each came from."""
     lab = pathlib.Path(args.lab).resolve()
     wanted = student_files(lab)
-    chosen, info = pick_submission(args.submission, lab, wanted, args.in_place)
+    submission = pathlib.Path(args.submission)
+    if submission.is_file() and not submission.is_symlink():
+        if not submission.name.lower().endswith(ARCHIVES):
+            fail(f"--submission {submission}: a file, but not a .zip or .tar.gz archive")
+        unpacked = pathlib.Path(args.staged).parent / "unpacked"
+        if unpacked.exists():
+            shutil.rmtree(unpacked)
+        unpack(submission, unpacked)
+        submission = unpacked
+    chosen, info = pick_submission(submission, lab, wanted, args.in_place)
+    if submission != pathlib.Path(args.submission):
+        info["root_how"] = f"{info['root_how']}, unpacked from `{pathlib.Path(args.submission).name}`"
     staged = pathlib.Path(args.staged)
     if staged.exists():
         shutil.rmtree(staged)
@@ -956,8 +1230,23 @@ def cmd_prepare(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("check")
+    p.add_argument("--checker", required=True, help="lab_grade_check, built by the grader")
+    p.add_argument("--tree", required=True, help="the grading tree (its build/student holds the step programs)")
+    p.add_argument("--bin", default="build/student/bin", help="the step programs' folder under the tree")
+    p.add_argument("--points", required=True)
+    p.add_argument("--steps")
+    p.add_argument("--user", help="run the step programs as this account (the grader is root)")
+    p.add_argument("--timeout", type=float, default=600, help="seconds for each variant's cases")
+    p.add_argument("--build-log", help="the build's log (a step that did not compile: its first errors)")
+    p.add_argument("--json", required=True, help="write the verdicts here")
+    p.set_defaults(fn=cmd_check)
+    p = sub.add_parser("checked", help="print the steps the checker grades (NN,NN)")
+    p.add_argument("--points", required=True)
+    p.set_defaults(fn=lambda a: print(",".join(s[4:] for s in sorted(read_config(a.points)[1]))) or 0)
     p = sub.add_parser("score")
-    p.add_argument("junit")
+    p.add_argument("junit", nargs="?", help="ctest's JUnit report (the steps the checker does not check)")
+    p.add_argument("--checked", help="the checker's verdicts (grade.py check)")
     p.add_argument("--points", required=True)
     p.add_argument("--baseline")
     p.add_argument("--steps")
@@ -968,7 +1257,8 @@ def main():
     p.add_argument("--json")
     p.set_defaults(fn=cmd_score)
     p = sub.add_parser("baseline")
-    p.add_argument("junit")
+    p.add_argument("junit", nargs="?")
+    p.add_argument("--checked")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--stamp")
     p.set_defaults(fn=cmd_baseline)

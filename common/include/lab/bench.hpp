@@ -110,4 +110,7 @@ const GpuHooks* gpu_hooks();  ///< nullptr in a build without CUDA
 /// time, print the table, write CSV/JSON. Returns the exit status.
 int bench_main(int argc, char** argv, const StepInfo& info);
 
+/// `--serve VARIANT`: one product for the grader's checker (lab/grade_wire.hpp).
+int serve_main(const char* variant, const StepInfo& info);
+
 }  // namespace lab

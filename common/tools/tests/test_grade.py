@@ -412,6 +412,134 @@ class Grade(unittest.TestCase):
         self.assertEqual((tree / "step01_naive/naive.cpp").read_text(), "mine")
         self.assertEqual((tree / "step04_simd/pack.cpp").read_text(), "pack skeleton")  # missing: the skeleton
 
+    def test_near_misses_of_a_name_get_a_hint_and_nothing_else(self):
+        for name in ("Naive.cpp", "naive (1).cpp", "naive-2.cpp"):
+            with self.subTest(name=name):
+                sub = self.tmp / name.replace(" ", "_")
+                write(sub / name, "mine")
+                _, chosen, src = self.pick(sub)
+                self.assertEqual(chosen, {})
+                self.assertTrue(any("did you mean step01_naive/naive.cpp?" in i for i in src["ignored"]), src["ignored"])
+                row = next(r for r in src["files"] if r["file"] == "step01_naive/naive.cpp")
+                self.assertIsNone(row["from"])
+                self.assertTrue(any("did you mean" in n for n in row["notes"]))
+
+    def test_the_skeleton_with_crlf_and_a_bom_is_unchanged(self):
+        sub = self.tmp / "sub"
+        write(sub / "step01_naive" / "naive.cpp", "")
+        (sub / "step01_naive" / "naive.cpp").write_bytes(b"\xef\xbb\xbfskeleton\r\n")
+        (self.lab_tree() / "common/skeletons/step01_naive/naive.cpp").write_text("skeleton\n")
+        lab = self.tmp / "lab"
+        run("pick", sub, "--lab", lab, "--staged", self.tmp / "staged", "--sources", self.tmp / "s.json")
+        rows = {r["file"]: r for r in json.loads((self.tmp / "s.json").read_text())["files"]}
+        self.assertTrue(rows["step01_naive/naive.cpp"]["unchanged"])
+
+    def test_ten_thousand_ignored_files_make_a_short_report(self):
+        sub = self.tmp / "sub"
+        self.release_copy(sub)
+        for i in range(10000):
+            (sub / "junk").mkdir(exist_ok=True)
+            (sub / "junk" / f"f{i:05d}.txt").write_text("x")
+        p, chosen, _ = self.pick(sub)
+        self.assertEqual(chosen["step01_naive/naive.cpp"], "mine")
+        md, js = self.tmp / "r.md", self.tmp / "r.json"
+        p = run("score", FIX / "partial.xml", "--points", FIX / "points.toml", "--baseline", self.base,
+                "--sources", self.tmp / "sources.json", "--md", md, "--json", js)
+        self.assertLess(len(md.read_text().splitlines()), 200)
+        self.assertLess(js.stat().st_size, 100_000)
+        self.assertLess(len(p.stdout.splitlines()), 30)
+        self.assertIn("`junk/`: 10000 files, not a student file", md.read_text())
+
+    def archive(self, kind, entries):
+        """A submission archive: entries {name: bytes, or ("link", target)}."""
+        import io
+        import tarfile
+        import zipfile
+        path = self.tmp / f"sub.{kind}"
+        if kind == "zip":
+            with zipfile.ZipFile(path, "w") as z:
+                for name, body in entries.items():
+                    if isinstance(body, tuple):
+                        info = zipfile.ZipInfo(name)
+                        info.external_attr = (0o120777 << 16)
+                        z.writestr(info, body[1])
+                    else:
+                        z.writestr(name, body)
+        else:
+            with tarfile.open(path, "w:gz") as t:
+                for name, body in entries.items():
+                    info = tarfile.TarInfo(name)
+                    if isinstance(body, tuple):
+                        info.type, info.linkname = tarfile.SYMTYPE, body[1]
+                        t.addfile(info)
+                    else:
+                        info.size = len(body)
+                        t.addfile(info, io.BytesIO(body))
+        return path
+
+    def test_archives_are_unpacked_and_graded(self):
+        for kind in ("zip", "tar.gz"):
+            with self.subTest(kind=kind):
+                sub = self.archive(kind, {"gemm-lab-main/step01_naive/naive.cpp": b"mine", "gemm-lab-main/README": b"x"})
+                _, chosen, src = self.pick(sub)
+                self.assertEqual(chosen, {"step01_naive/naive.cpp": "mine"})
+                self.assertIn("unpacked from", src["root_how"])
+
+    def test_bad_archives_are_refused_in_one_line(self):
+        big = b"0" * (1 << 20)
+        cases = {"leaves the folder": {"../escape.cpp": b"x"},
+                 "leaves the folder it": {"/etc/escape.cpp": b"x"},
+                 "a link or a special file": {"naive.cpp": ("link", "/etc/passwd")},
+                 "more than 100 MB": {f"f{i}": big for i in range(101)},
+                 "more than 20000 entries": {f"f{i}": b"" for i in range(20001)}}
+        for kind in ("zip", "tar.gz"):
+            for why, entries in cases.items():
+                with self.subTest(kind=kind, why=why):
+                    p, _, _ = self.pick(self.archive(kind, entries), ok=False)
+                    self.assertNotEqual(p.returncode, 0)
+                    self.assertIn(why, p.stderr)
+                    self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+                    self.assertFalse((self.tmp / "escape.cpp").exists())
+
+    def test_checker_verdicts_score_and_a_step_that_did_not_compile(self):
+        def variant(name, passed, failed, speed=None):
+            cs = [{"name": c, "passed": True, "why": ""} for c in passed]
+            cs += [{"name": c, "passed": False, "why": "wrong"} for c in failed]
+            if speed is not None:
+                cs.append({"name": "speed: at least 3x", "passed": speed, "why": "" if speed else "too slow"})
+            return {"step": name[:6], "variant": name[7:], "kind": "gemm", "cases": cs}
+        base = {"step01": {"variants": [variant("step01.a", ["bad"], ["x", "y"]), variant("step01.b", ["bad"], ["x"])],
+                           "compile_error": None},
+                "step02": {"variants": [variant("step02.t", ["bad"], ["x"], speed=False)], "compile_error": None}}
+        now = {"step01": {"variants": [variant("step01.a", ["bad", "x"], ["y"]), variant("step01.b", ["bad", "x"], [])],
+                          "compile_error": None},
+               "step02": {"variants": [], "compile_error": ["step02_transpose/transpose.cpp:3:1: error: oops"]}}
+        (self.tmp / "b.json").write_text(json.dumps(base))
+        (self.tmp / "n.json").write_text(json.dumps(now))
+        run("baseline", "--checked", self.tmp / "b.json", "-o", self.tmp / "base2.json")
+        out = self.tmp / "c.json"
+        # GoogleTest's verdicts for step01 and step02 (all passing) are not used: the checker checked them
+        run("score", FIX / "partial.xml", "--checked", self.tmp / "n.json", "--points", FIX / "points.toml",
+            "--baseline", self.tmp / "base2.json", "--steps", "01,02", "--json", out, "--md", self.tmp / "c.md")
+        data = json.loads(out.read_text())
+        steps = {r["step"]: r for r in data["extra_data"]["lab_steps"]}
+        self.assertEqual(steps["step01"]["score"], 3.75)  # a: 1 of 2 cases, b: 1 of 1; "bad" passes on the skeleton
+        self.assertEqual(steps["step02"]["score"], 0)
+        self.assertIn("did not compile: step02_transpose/transpose.cpp:3:1: error: oops", self.tmp.joinpath("c.md").read_text())
+
+    def test_a_program_that_ran_no_tests_where_the_skeleton_did_earns_nothing(self):
+        xml = self.tmp / "quiet.xml"
+        xml.write_text((FIX / "skeleton.xml").read_text())
+        base = json.loads(self.base.read_text())["tests"]
+        name = next(n for n, cs in base.items() if n.startswith("step01") and "(whole test)" not in cs)
+        import re as _re
+        text = _re.sub(r'(<testcase name="%s".*?<system-out>).*?(</system-out>)' % _re.escape(name), r"\1\2",
+                       xml.read_text(), flags=_re.S)
+        text = _re.sub(r'(<testcase name="%s"[^>]*status=)"fail"' % _re.escape(name), r'\1"run"', text)
+        xml.write_text(text)
+        data, steps = self.score(xml)
+        self.assertEqual(steps["step01"]["score"], 0)
+
 
 STUDENT_LIST = "# list\nstep01_naive/naive.cpp\nstep04_simd/pack.cpp\n"
 NO_DMMA = "this GPU has no FP64 tensor cores (compute capability 7.5)"

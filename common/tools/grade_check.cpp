@@ -1,0 +1,513 @@
+// lab_grade_check: the grader's own checker, the only source of points for
+// the steps it checks (./lab grade; INSTRUCTORS.md, "How a grade is made").
+//
+//   lab_grade_check --runner EXE --step stepNN --variant NAME --kind gemm|minplus|maxplus|plustimes
+//                   --seed S --json OUT [--uid U --gid G] [--timeout SEC] [--speed REF,N,RATIO]
+//
+// It is built by the grader from the lab's own sources (the harness, no student
+// code) and runs as the grader's account. For each case it makes A, B and C
+// from the seed, which the submission never sees, starts `EXE --serve NAME`
+// (the step program with the student's code) in a process group of its own,
+// as the account --uid/--gid when given, writes the inputs to its stdin and
+// reads C back from its stdout (lab/grade_wire.hpp). It then checks C itself:
+// against the harness's reference with the harness's elementwise bound
+// (lab/check.hpp), exactly for min-plus and max-plus, the guard rows below the
+// m x n block bit for bit, and bad arguments refused with C untouched. After
+// each case every process of the account is killed, detached ones included.
+// A speed case times the fixed reference loop (lab/speed_reference.hpp) here,
+// while no process of the account runs, and the student's product from
+// outside: from the last byte of input written to the last byte of C read,
+// in a fresh process each round, each result checked (Freivalds); each side's
+// best of 4 alternating rounds counts.
+// The verdicts go to OUT (JSON); nothing the step program prints counts.
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lab/check.hpp"
+#include "lab/grade_wire.hpp"
+#include "lab/matrix.hpp"
+#include "lab/speed_reference.hpp"
+#include "lab/timer.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using lab::Matrix;
+
+struct Options {
+  std::string runner, step, variant, kind = "gemm", json, speed;
+  uint64_t seed = 0;
+  long uid = -1, gid = -1;
+  double timeout = 600;
+};
+
+[[noreturn]] void usage(const std::string& what) {
+  std::fprintf(stderr, "lab_grade_check: error: %s\n", what.c_str());
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) usage(a + " needs a value");
+    const std::string v = argv[++i];
+    try {
+      if (a == "--runner") o.runner = v;
+      else if (a == "--step") o.step = v;
+      else if (a == "--variant") o.variant = v;
+      else if (a == "--kind") o.kind = v;
+      else if (a == "--json") o.json = v;
+      else if (a == "--speed") o.speed = v;
+      else if (a == "--seed") o.seed = std::stoull(v);
+      else if (a == "--uid") o.uid = std::stol(v);
+      else if (a == "--gid") o.gid = std::stol(v);
+      else if (a == "--timeout") o.timeout = std::stod(v);
+      else usage("unknown option " + a);
+    } catch (const std::logic_error&) {
+      usage(a + ": '" + v + "' is not a number");
+    }
+  }
+  if (o.runner.empty() || o.step.empty() || o.variant.empty() || o.json.empty())
+    usage("--runner, --step, --variant and --json are required");
+  if (o.kind != "gemm" && o.kind != "minplus" && o.kind != "maxplus" && o.kind != "plustimes")
+    usage("--kind: '" + o.kind + "' is not gemm, minplus, maxplus or plustimes");
+  if (o.timeout <= 0) usage("--timeout must be positive");
+  return o;
+}
+
+// ---- the account's processes -------------------------------------------------------
+void become(const Options& o) {  // in a child: the grading account, if one was named
+  if (o.uid < 0) return;
+  if (setgroups(0, nullptr) != 0 || setgid(static_cast<gid_t>(o.gid)) != 0 || setuid(static_cast<uid_t>(o.uid)) != 0)
+    _exit(126);
+}
+
+// Every process of the account, detached ones included: a child that becomes
+// the account and signals all it may (kill(-1) spares only itself).
+void kill_account(const Options& o) {
+  if (o.uid < 0) return;
+  for (int round = 0; round < 3; ++round) {
+    const pid_t p = fork();
+    if (p == 0) {
+      become(o);
+      kill(-1, SIGKILL);
+      _exit(0);
+    }
+    if (p > 0) waitpid(p, nullptr, 0);
+  }
+}
+
+// ---- one case ------------------------------------------------------------------------
+struct Case {
+  std::string name;
+  int64_t m, n, k, kb, lda, ldb, ldc;
+  double alpha, beta;
+  bool poison_ab = false;  // A and B all NaN (alpha == 0 or k == 0: never read)
+  bool poison_c = false;   // C all NaN (beta == 0: never read)
+  bool refuse = false;     // bad arguments: must throw std::invalid_argument, C untouched
+};
+
+struct Outcome {
+  bool answered = false;
+  std::string failure;  // why no answer came (empty when answered)
+  lab::wire::Reply reply{};
+  std::string msg;
+  std::vector<double> c;
+  double seconds = 0;  // last input byte written -> last byte of C read
+};
+
+constexpr double kGuard = -7777.25;  // in the rows of C's buffer below row m
+
+std::string signal_text(int status) {
+  if (WIFSIGNALED(status)) return std::string("it was killed by ") + strsignal(WTERMSIG(status));
+  if (WIFEXITED(status)) return "it exited with status " + std::to_string(WEXITSTATUS(status));
+  return "it ended";
+}
+
+Outcome serve(const Options& o, const lab::wire::Request& rq, const std::vector<double>& a,
+              const std::vector<double>& b, const std::vector<double>& c, Clock::time_point deadline) {
+  Outcome out;
+  int in[2], back[2];
+  if (pipe(in) != 0 || pipe(back) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    setpgid(0, 0);
+    dup2(in[0], 0);
+    dup2(back[1], 1);
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, 2);
+    for (int fd = 3; fd < 1024; ++fd) close(fd);
+    become(o);
+    setenv("OMP_NUM_THREADS", "1", 1);
+    execl(o.runner.c_str(), o.runner.c_str(), "--serve", o.variant.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(in[0]);
+  close(back[1]);
+  fcntl(in[1], F_SETFL, O_NONBLOCK);
+  fcntl(back[0], F_SETFL, O_NONBLOCK);
+  // what goes in: the request and the three buffers, one after the other
+  std::vector<std::pair<const char*, size_t>> parts = {
+      {reinterpret_cast<const char*>(&rq), sizeof rq},
+      {reinterpret_cast<const char*>(a.data()), a.size() * sizeof(double)},
+      {reinterpret_cast<const char*>(b.data()), b.size() * sizeof(double)},
+      {reinterpret_cast<const char*>(c.data()), c.size() * sizeof(double)}};
+  size_t part = 0, done = 0;
+  std::string got;
+  const size_t head = sizeof(lab::wire::Reply);
+  size_t want = head;  // grows once the reply's header is in
+  bool header = false, eof = false, ended = false;
+  int status = 0;
+  Clock::time_point sent{}, grace{};
+  int to_child = in[1];
+  while (!eof && got.size() < want) {
+    // the program ended without closing its answer (a process it left behind
+    // holds the pipe): what it wrote in the next moment is all there is
+    if (!ended && waitpid(pid, &status, WNOHANG) == pid) ended = true, grace = Clock::now() + std::chrono::milliseconds(300);
+    if (ended && Clock::now() > grace) break;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      out.failure = "timed out";
+      break;
+    }
+    pollfd fds[2] = {{back[0], POLLIN, 0}, {to_child, POLLOUT, 0}};
+    const int nfds = to_child >= 0 ? 2 : 1;
+    if (poll(fds, nfds, static_cast<int>(std::min<long long>(left, 100))) < 0) continue;
+    if (to_child >= 0 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      while (part < parts.size()) {
+        const ssize_t put = write(to_child, parts[part].first + done, parts[part].second - done);
+        if (put < 0) {
+          if (errno == EAGAIN) break;
+          part = parts.size();  // the program stopped reading: its answer (or its end) tells
+          break;
+        }
+        done += static_cast<size_t>(put);
+        if (done == parts[part].second) ++part, done = 0;
+      }
+      if (part == parts.size()) {
+        close(to_child);
+        to_child = -1;
+        sent = Clock::now();
+      }
+    }
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      char buf[1 << 16];
+      for (;;) {
+        const ssize_t r = read(back[0], buf, sizeof buf);
+        if (r > 0) {
+          got.append(buf, static_cast<size_t>(r));
+          continue;
+        }
+        if (r == 0) eof = true;
+        break;
+      }
+      if (!header && got.size() >= head) {
+        std::memcpy(&out.reply, got.data(), head);
+        if (out.reply.magic != lab::wire::kReplyMagic || out.reply.msg_len < 0 || out.reply.msg_len > 4096) {
+          out.failure = "its output is not an answer to the grader (did the program print on stdout before main?)";
+          break;
+        }
+        header = true;
+        want = head + static_cast<size_t>(out.reply.msg_len) + c.size() * sizeof(double);
+      }
+    }
+  }
+  const auto finished = Clock::now();
+  if (to_child >= 0) close(to_child);
+  close(back[0]);
+  kill(-pid, SIGKILL);
+  if (!ended) waitpid(pid, &status, 0);
+  kill_account(o);
+  if (!out.failure.empty()) return out;
+  if (!header || got.size() < want) {
+    out.failure = "no answer: " + signal_text(status) + (status == 127 << 8 ? " (the program is missing)" : "");
+    return out;
+  }
+  out.answered = true;
+  out.msg = got.substr(head, static_cast<size_t>(out.reply.msg_len));
+  out.c.resize(c.size());
+  std::memcpy(out.c.data(), got.data() + head + out.reply.msg_len, c.size() * sizeof(double));
+  out.seconds = std::chrono::duration<double>(finished - (sent == Clock::time_point{} ? finished : sent)).count();
+  return out;
+}
+
+// ---- the checks --------------------------------------------------------------------------
+struct Inputs {
+  Matrix A, B, C0;
+};
+
+Inputs make_inputs(const Case& cs, uint64_t seed) {
+  auto cols = [](int64_t x) { return std::max<int64_t>(x, 0); };
+  auto rows = [](int64_t ld) { return std::max<int64_t>(ld, 1); };
+  Inputs in{Matrix(rows(cs.lda), cols(cs.k)), Matrix(rows(cs.ldb), cols(cs.n)), Matrix(rows(cs.ldc), cols(cs.n))};
+  in.A.fill_random(seed * 3 + 1);
+  in.B.fill_random(seed * 3 + 2);
+  in.C0.fill_random(seed * 3 + 3);
+  if (cs.poison_ab) in.A.fill_nan(), in.B.fill_nan();
+  if (cs.poison_c) in.C0.fill_nan();
+  // the rows of C's buffer below the m x n block are guards
+  for (int64_t j = 0; j < in.C0.cols(); ++j)
+    for (int64_t i = std::max<int64_t>(cs.m, 0); i < in.C0.rows(); ++i) in.C0(i, j) = kGuard;
+  return in;
+}
+
+std::vector<double> buffer(const Matrix& M) { return std::vector<double>(M.data(), M.data() + M.size()); }
+
+bool same_bits(double x, double y) { return std::memcmp(&x, &y, sizeof x) == 0; }
+
+// A semiring's reference, in the checker's own loops: exact for min and max
+// (every order of the minimum gives the same bits).
+void semiring_reference(const std::string& kind, const Case& cs, const Inputs& in, Matrix& R) {
+  const bool mn = kind == "minplus";
+  const double zero = mn ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+  const bool accumulate = cs.beta != 0.0;
+  for (int64_t j = 0; j < cs.n; ++j)
+    for (int64_t i = 0; i < cs.m; ++i) {
+      double acc = zero;
+      for (int64_t p = 0; p < cs.k; ++p) {
+        const double s = in.A(i, p) + in.B(p, j);
+        acc = mn ? std::min(acc, s) : std::max(acc, s);
+      }
+      if (accumulate) acc = mn ? std::min(in.C0(i, j), acc) : std::max(in.C0(i, j), acc);
+      R(i, j) = acc;
+    }
+}
+
+std::string verdict(const Options& o, const Case& cs, const Inputs& in, const Outcome& out) {
+  using namespace lab::wire;
+  if (!out.answered) return out.failure;
+  const auto st = out.reply.status;
+  if (st == kNotImplemented) return out.msg;
+  if (st == kNoVariant) return out.msg;
+  if (cs.refuse) {
+    if (st != kInvalidArgument)
+      return st == kDone ? "bad arguments were not refused (std::invalid_argument expected)"
+                         : "bad arguments: expected std::invalid_argument, got another error: " + out.msg;
+    for (size_t i = 0; i < out.c.size(); ++i)
+      if (!same_bits(out.c[i], in.C0.data()[i])) return "bad arguments were refused, but C was written";
+    return "";
+  }
+  if (st == kInvalidArgument) return "valid arguments refused: " + out.msg;
+  if (st != kDone) return "an exception: " + out.msg;
+  Matrix C(in.C0.rows(), in.C0.cols());
+  std::copy(out.c.begin(), out.c.end(), C.data());
+  for (int64_t j = 0; j < C.cols(); ++j)
+    for (int64_t i = std::max<int64_t>(cs.m, 0); i < C.rows(); ++i)
+      if (!same_bits(C(i, j), kGuard))
+        return "wrote outside the m x n block of C (row " + std::to_string(i) + ", column " + std::to_string(j) + ")";
+  const lab::ConstMatView A{in.A.data(), cs.m, cs.k, cs.lda}, B{in.B.data(), cs.k, cs.n, cs.ldb},
+      C0{in.C0.data(), cs.m, cs.n, cs.ldc}, Cv{C.data(), cs.m, cs.n, cs.ldc};
+  if (o.kind == "minplus" || o.kind == "maxplus") {
+    Matrix R = in.C0.clone();
+    semiring_reference(o.kind, cs, in, R);
+    for (int64_t j = 0; j < cs.n; ++j)
+      for (int64_t i = 0; i < cs.m; ++i)
+        if (!same_bits(C(i, j), R(i, j))) {
+          std::ostringstream s;
+          s << "C(" << i << ", " << j << ") = " << C(i, j) << ", the exact " << o.kind << " product is " << R(i, j);
+          return s.str();
+        }
+    return "";
+  }
+  const double beta = o.kind == "plustimes" ? (cs.beta != 0.0 ? 1.0 : 0.0) : cs.beta;
+  const lab::CheckResult r = lab::check_against_reference(cs.alpha, A, B, beta, C0, Cv);
+  if (r.ok) return "";
+  std::string first = r.report.substr(0, r.report.find('\n', r.report.find('\n') + 1));
+  return std::to_string(r.mismatches) + " of " + std::to_string(r.checked) + " elements outside the bound: " + first;
+}
+
+std::vector<Case> cases(const std::string& kind) {
+  std::vector<Case> all;
+  const bool gemm = kind == "gemm";
+  const int64_t shapes[][3] = {{1, 1, 1},   {2, 3, 4},    {7, 5, 3},    {17, 13, 11}, {33, 65, 31},
+                               {64, 64, 64}, {100, 37, 129}, {129, 130, 67}, {0, 5, 4},  {5, 0, 4}, {5, 4, 0}};
+  auto shape_name = [](int64_t m, int64_t n, int64_t k) {
+    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  };
+  for (const auto& s : shapes) {
+    const int64_t m = s[0], n = s[1], k = s[2];
+    const std::string sz = shape_name(m, n, k);
+    // padded leading dimensions: every buffer a few rows longer than its matrix
+    if (gemm) {
+      all.push_back({sz + " alpha=1.5 beta=-0.5 padded", m, n, k, k, m + 3, k + 2, m + 5, 1.5, -0.5});
+      all.push_back({sz + " alpha=1 beta=0 (C holds NaN)", m, n, k, k, std::max<int64_t>(m, 1),
+                     std::max<int64_t>(k, 1), m + 1, 1.0, 0.0, false, true});
+    } else {
+      all.push_back({sz + " accumulate padded", m, n, k, k, m + 3, k + 2, m + 5, 1.0, 1.0});
+      all.push_back({sz + " overwrite (C holds NaN)", m, n, k, k, std::max<int64_t>(m, 1), std::max<int64_t>(k, 1),
+                     m + 1, 1.0, 0.0, false, true});
+    }
+  }
+  if (gemm) {
+    all.push_back({"33x17x9 alpha=0 (A, B hold NaN)", 33, 17, 9, 9, 33, 9, 34, 0.0, 2.0, true});
+    all.push_back({"45x31x27 alpha=-2 beta=1", 45, 31, 27, 27, 45, 27, 45, -2.0, 1.0});
+  }
+  all.push_back({"bad: ldc < m", 8, 4, 3, 3, 8, 3, 7, 1.0, 0.5, false, false, true});
+  all.push_back({"bad: lda < m", 8, 4, 3, 3, 7, 3, 9, 1.0, 0.5, false, false, true});
+  all.push_back({"bad: A is 8x3, B is 4x4", 8, 4, 3, 4, 8, 4, 9, 1.0, 0.5, false, false, true});
+  all.push_back({"bad: m < 0", -1, 4, 3, 3, 1, 3, 1, 1.0, 0.5, false, false, true});
+  return all;
+}
+
+// ---- speed ---------------------------------------------------------------------------------
+struct Speed {
+  std::string reference;
+  int64_t n = 0;
+  double ratio = 0;
+};
+
+Speed parse_speed(const std::string& text) {
+  Speed s;
+  std::istringstream in(text);
+  std::string n, r;
+  if (!std::getline(in, s.reference, ',') || !std::getline(in, n, ',') || !std::getline(in, r))
+    usage("--speed takes REFERENCE,N,RATIO, e.g. transposed_dot,1024,1.2");
+  try {
+    s.n = std::stoll(n);
+    s.ratio = std::stod(r);
+  } catch (const std::logic_error&) {
+    usage("--speed: '" + text + "' has no numbers where N and RATIO go");
+  }
+  if (s.reference != "transposed_dot" && s.reference != "naive_ijk") usage("--speed: unknown reference " + s.reference);
+  if (s.n < 1 || s.ratio <= 0) usage("--speed: N and RATIO must be positive");
+  return s;
+}
+
+const char* reference_name(const Speed& sp) {
+  return sp.reference == "naive_ijk" ? "the i-j-p loop" : "transposed dot products";
+}
+
+std::string speed_name(const Speed& sp) {
+  std::ostringstream s;
+  s << "speed: at least " << sp.ratio << "x " << reference_name(sp) << " (n = " << sp.n << ", one thread)";
+  return s.str();
+}
+
+// "" when the student's product is correct and at least sp.ratio times as fast
+// as the reference loop; else why not.
+std::string speed_case(const Options& o, const Speed& sp, Clock::time_point deadline, std::string* figures) {
+  const char* ref_name = reference_name(sp);
+  const int64_t n = sp.n;
+  // the reference first, with no process of the account alive
+  kill_account(o);
+  Matrix A(n, n), B(n, n), C(n, n);
+  A.fill_random(o.seed ^ 0x5eedULL);
+  B.fill_random(o.seed ^ 0x5eedbULL);
+  C.fill_random(3);
+#ifdef _OPENMP
+  omp_set_num_threads(1);
+#endif
+  const auto ref = sp.reference == "naive_ijk" ? &lab::speed::naive_ijk : &lab::speed::transposed_dot;
+  // round after round, the reference (no process of the account alive: each
+  // case kills them all) then the student's product from outside in a fresh
+  // process; each side's best round counts, so a burst of load hits both alike
+  const Case cs{"", n, n, n, n, n, n, n, 1.0, 0.0, false, true};
+  double best = std::numeric_limits<double>::infinity(), t_ref = best;
+  for (int round = 0; round < 4; ++round) {
+    t_ref = std::min(t_ref, lab::time_host([&] { ref(1.0, A.cview(), B.cview(), 0.0, C.view()); }).median_s);
+    Inputs in = make_inputs(cs, o.seed + 1000 + static_cast<uint64_t>(round));
+    const Outcome out = serve(o, {lab::wire::kRequestMagic, n, n, n, n, n, n, n, 1.0, 0.0}, buffer(in.A),
+                              buffer(in.B), buffer(in.C0), deadline);
+    if (!out.answered) return out.failure;
+    if (out.reply.status != lab::wire::kDone) return out.msg;
+    Matrix Cs(n, n);
+    std::copy(out.c.begin(), out.c.end(), Cs.data());
+    const lab::CheckResult r = lab::freivalds_check(1.0, in.A.cview(), in.B.cview(), 0.0, in.C0.cview(), Cs.cview(), 3,
+                                                    o.seed + 77);
+    if (!r.ok) return "the timed product is wrong (a randomized check of C failed)";
+    best = std::min(best, out.seconds);
+  }
+  const double ratio = t_ref / best;
+  std::ostringstream s;
+  s.precision(2);
+  s << std::fixed << ratio << "x " << ref_name << " (" << 2.0 * n * n * n / best / 1e9 << " against "
+    << 2.0 * n * n * n / t_ref / 1e9 << " GFLOP/s)";
+  *figures = s.str();
+  return ratio >= sp.ratio ? "" : "too slow: " + s.str() + ", needs " + speed_name(sp).substr(16);
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') out += '\\', out += ch;
+    else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else out += ch;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  signal(SIGPIPE, SIG_IGN);
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout));
+  struct Verdict {
+    std::string name, why, figures;  // why it failed ("" passed); a speed case's measured rates
+  };
+  std::vector<Verdict> verdicts;
+  uint64_t index = 0;
+  bool out_of_time = false;
+  for (const Case& cs : cases(o.kind)) {
+    ++index;
+    if (out_of_time) {
+      verdicts.push_back({cs.name, "not run: the step's time ran out", ""});
+      continue;
+    }
+    const Inputs in = make_inputs(cs, o.seed * 1000003ULL + index);
+    const lab::wire::Request rq{lab::wire::kRequestMagic, cs.m, cs.n, cs.k, cs.kb, cs.lda, cs.ldb, cs.ldc, cs.alpha,
+                                cs.beta};
+    const Outcome out = serve(o, rq, buffer(in.A), buffer(in.B), buffer(in.C0), deadline);
+    if (!out.answered && out.failure == "timed out") out_of_time = true;
+    verdicts.push_back({cs.name, verdict(o, cs, in, out), ""});
+  }
+  if (!o.speed.empty()) {
+    const Speed sp = parse_speed(o.speed);
+    Verdict v{speed_name(sp), "not run: the step's time ran out", ""};
+    if (!out_of_time) v.why = speed_case(o, sp, deadline, &v.figures);
+    verdicts.push_back(v);
+  }
+  std::ostringstream js;
+  js << "{\"step\": " << json_string(o.step) << ", \"variant\": " << json_string(o.variant)
+     << ", \"kind\": " << json_string(o.kind) << ", \"cases\": [";
+  for (size_t i = 0; i < verdicts.size(); ++i)
+    js << (i ? ",\n  " : "\n  ") << "{\"name\": " << json_string(verdicts[i].name)
+       << ", \"passed\": " << (verdicts[i].why.empty() ? "true" : "false") << ", \"why\": " << json_string(verdicts[i].why)
+       << (verdicts[i].figures.empty() ? "" : ", \"figures\": " + json_string(verdicts[i].figures)) << "}";
+  js << "\n]}\n";
+  const std::string tmp = o.json + ".part";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << js.str();
+    if (!f) usage("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), o.json.c_str()) != 0) usage("cannot write " + o.json);
+  return 0;
+}
