@@ -122,6 +122,11 @@ def draw(plt, rows):
         x = xs[-1] + 2.2
     ax.set_xlim(-0.6, x - 1.0)
     ax.set_yscale("log")
+    # plain numbers on the log axes (not 6 x 10^1)
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_ylabel("GFLOP/s (log scale)")
     ax.set_xticks(ticks)
     ax.set_xticklabels(labels, fontsize=9)
@@ -136,6 +141,7 @@ def draw(plt, rows):
     av.set_yticklabels([label(r) for r in variants], fontsize=8)
     av.invert_yaxis()
     av.set_xscale("log")
+    av.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
     av.set_xlabel("GFLOP/s (log scale): every variant (grey: vendor library)")
     av.grid(axis="x", which="both", alpha=0.3)
     for y, r in zip(ys, variants):
