@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -60,6 +61,13 @@ double nccl_limit_s() {
   return limit;
 }
 
+// 25 -> "25", 0.5 -> "0.5": the limit as the user wrote it
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
 int world_rank() {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -74,8 +82,8 @@ void nccl_finish(ncclComm_t comm, ncclResult_t r, const char* call, const char* 
   while (r == ncclInProgress) {
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > nccl_limit_s())
       throw std::runtime_error(
-          "NCCL: rank " + std::to_string(world_rank()) + " waited " + std::to_string(int(nccl_limit_s())) +
-          " s in " + call + " on " + fibre +
+          "NCCL: rank " + std::to_string(world_rank()) + " waited " + seconds_text(nccl_limit_s()) + " s in " +
+          call + " on " + fibre +
           " without an answer; try one rank per GPU (CUDA_VISIBLE_DEVICES), fewer jobs beside it, "
           "NCCL_DEBUG=WARN to see where it waits, or --transfer mpi (LAB_NCCL_START_S sets the limit)");
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
