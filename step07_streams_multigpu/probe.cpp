@@ -1,24 +1,43 @@
 // step07_probe: what bounds step07 on this machine, measured.
 //
 //   step07_probe [--gpus 0,1] [--bytes 1G] [--dgemm-n 8192] [--sizes 8192,16384,32768]
-//                [--streams 2] [--csv FILE]
+//                [--streams 2] [--model-gpus N] [--csv FILE]
 //
 // Per GPU: pinned and pageable copies host -> device and back, pinned both
-// ways at once; all GPUs copying at once (each way, and both ways); the
-// host's memcpy rate (one thread and all cores: what staging a pageable
-// matrix costs); device-resident
-// cublasDgemm on random doubles. Then, for each size, the bytes step07's plan
-// moves and the bound max(PCIe time, compute time) the handout compares with,
-// on one GPU and (GPUs listed once each) on all of them.
+// ways at once; all GPUs copying at once (each way, and both ways); peer
+// copies between the GPUs (one pair alone, and every GPU sending to every
+// other at once), where the GPUs can reach each other; the host's memcpy rate
+// (one thread and all cores: what staging a pageable matrix costs);
+// device-resident cublasDgemm on random doubles. Then, for each size, the
+// bytes step07's plan moves and the bound max(PCIe time, compute time) the
+// handout compares with, on one GPU and (GPUs listed once each) on all of
+// them, without and with panel sharing (below). --model-gpus N adds the same
+// two bounds for a host of N such GPUs, on paper, from the rates measured here.
+//
+// Panel sharing: G GPUs form a team grid gr x gc (gr the largest divisor of G
+// not above sqrt(G): 2 -> 1x2, 4 -> 2x2, 8 -> 2x4) and each computes one
+// tm x tn tile of a super tile. Per tile a GPU loads 1/gc of the tile's A
+// panels and 1/gr of its B panels from the host and gets the rest from the
+// GPUs of its team row and column: it sends (and receives)
+// (gc-1) tm k / gc + (gr-1) k tn / gr doubles over the peer links; C (m n / G
+// per GPU) comes in and goes back over PCIe. The bound per GPU is the longest
+// of its product time, its host bytes in, out and both ways at its share of
+// the all-GPUs-at-once rates, and its peer bytes at its rate with all pairs
+// copying at once. The model takes each GPU's share of the host rates and its
+// peer rate as measured here (a GPU's links are its own), and the tiles the
+// plan would choose for N GPUs.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -107,7 +126,7 @@ struct PinnedHost {
   ~PinnedHost() { cudaFreeHost(p); }
 };
 
-void probe_gpu(int g, size_t bytes, double* h2d_out, double* d2h_out) {
+void probe_gpu(int g, size_t bytes, double* h2d_out, double* d2h_out, double* both_out) {
   LAB_CUDA_CHECK(cudaSetDevice(g));
   lab::cuda::DeviceBuffer<char> d(bytes), d2(bytes);
   PinnedHost h(bytes), h2(bytes);
@@ -133,13 +152,15 @@ void probe_gpu(int g, size_t bytes, double* h2d_out, double* d2h_out) {
     b2.sync();
     best = std::min(best, std::max(b1.seconds_since(a), b2.seconds_since(a)));
   }
-  report("pinned H2D + D2H at once (sum)", g, gbs(2 * bytes, best), "GB/s");
+  const double both = gbs(2 * bytes, best);
+  report("pinned H2D + D2H at once (sum)", g, both, "GB/s");
   report("pageable H2D", g,
          gbs(bytes, time_pageable(d.data(), pageable.data(), bytes, cudaMemcpyHostToDevice)), "GB/s");
   report("pageable D2H", g,
          gbs(bytes, time_pageable(pageable.data(), d.data(), bytes, cudaMemcpyDeviceToHost)), "GB/s");
   *h2d_out = h2d;
   *d2h_out = d2h;
+  *both_out = both;
 }
 
 // Every GPU copying at once (sum over the GPUs, GB/s): host to device, device to
@@ -177,6 +198,82 @@ double probe_all_at_once(const std::vector<int>& gpus, size_t bytes, Way way) {
     if (r > 0) best = std::min(best, std::chrono::duration<double>(Clock::now() - t).count());
   }
   return gbs(bytes * gpus.size() * (way == Way::both ? 2 : 1), best);
+}
+
+// Whether every GPU listed can read and write every other's memory directly
+// (NVLink, or PCIe peer to peer); if so, that access is turned on.
+bool enable_peers(const std::vector<int>& gpus) {
+  for (int a : gpus)
+    for (int b : gpus) {
+      int can = 0;
+      if (a != b) LAB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
+      if (a != b && !can) return false;
+    }
+  for (int a : gpus) {
+    LAB_CUDA_CHECK(cudaSetDevice(a));
+    for (int b : gpus) {
+      if (a == b) continue;
+      const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
+      if (e == cudaErrorPeerAccessAlreadyEnabled)
+        (void)cudaGetLastError();  // (clears it: on by an earlier call is what we want)
+      else
+        LAB_CUDA_CHECK(e);
+    }
+  }
+  return true;
+}
+
+// One peer copy of `bytes` from GPU `src` to GPU `dst` (GB/s), best of kReps,
+// timed with events on a stream of the sender.
+double probe_peer_pair(int src, int dst, size_t bytes) {
+  LAB_CUDA_CHECK(cudaSetDevice(dst));
+  lab::cuda::DeviceBuffer<char> to(bytes);
+  LAB_CUDA_CHECK(cudaSetDevice(src));
+  lab::cuda::DeviceBuffer<char> from(bytes);
+  lab::cuda::Stream s;
+  lab::cuda::Event a, b;
+  LAB_CUDA_CHECK(cudaMemcpyPeerAsync(to.data(), dst, from.data(), src, bytes, s.get()));  // warm-up
+  s.sync();
+  double best = 1e30;
+  for (int r = 0; r < kReps; ++r) {
+    a.record(s.get());
+    LAB_CUDA_CHECK(cudaMemcpyPeerAsync(to.data(), dst, from.data(), src, bytes, s.get()));
+    b.record(s.get());
+    b.sync();
+    best = std::min(best, b.seconds_since(a));
+  }
+  return gbs(bytes, best);
+}
+
+// Every GPU sending to every other at once, one stream per pair (GB/s, the sum
+// over all pairs). Each GPU sends `bytes` in all, split over its peers, and
+// receives as much, so each holds about twice `bytes`.
+double probe_peer_all(const std::vector<int>& gpus, size_t bytes) {
+  const size_t g = gpus.size(), part = std::max<size_t>(1, bytes / (g - 1));
+  std::vector<std::unique_ptr<lab::cuda::DeviceBuffer<char>>> from, to;  // to: [receiver * g + sender]
+  std::vector<std::unique_ptr<lab::cuda::Stream>> s;                     // s: [sender * g + receiver]
+  for (size_t i = 0; i < g; ++i) {
+    LAB_CUDA_CHECK(cudaSetDevice(gpus[i]));
+    from.push_back(std::make_unique<lab::cuda::DeviceBuffer<char>>(part));
+    for (size_t j = 0; j < g; ++j) {
+      to.push_back(std::make_unique<lab::cuda::DeviceBuffer<char>>(i == j ? 0 : part));
+      s.push_back(std::make_unique<lab::cuda::Stream>());
+    }
+  }
+  double best = 1e30;
+  for (int r = 0; r < kReps + 1; ++r) {  // the first round warms up
+    const auto t = Clock::now();
+    for (size_t i = 0; i < g; ++i) {
+      LAB_CUDA_CHECK(cudaSetDevice(gpus[i]));
+      for (size_t j = 0; j < g; ++j)
+        if (i != j)
+          LAB_CUDA_CHECK(cudaMemcpyPeerAsync(to[j * g + i]->data(), gpus[j], from[i]->data(), gpus[i], part,
+                                             s[i * g + j]->get()));
+    }
+    for (auto& st : s) st->sync();
+    if (r > 0) best = std::min(best, std::chrono::duration<double>(Clock::now() - t).count());
+  }
+  return gbs(part * g * (g - 1), best);
 }
 
 double probe_host_memcpy(size_t bytes, int threads) {
@@ -228,6 +325,96 @@ std::string plan_shape(const lab::step07::Plan& plan) {
   return shape;
 }
 
+// What each GPU gets when G of them work at once: its share of the host's
+// all-at-once copy rates (GB/s), its rate to its peers with every pair copying
+// at once (GB/s, 0 where not measured) and its product rate (TFLOP/s).
+struct Rates {
+  double h2d = 0, d2h = 0, both = 0, peer = 0, tflops = 0;
+};
+
+// The time of each part of one call on G GPUs (seconds; 0 where a part has no bytes).
+struct Bound {
+  double h2d = 0, d2h = 0, both = 0, peer = 0, gemm = 0;
+  double seconds() const { return std::max({h2d, d2h, both, peer, gemm}); }
+};
+
+// The team grid of panel sharing: gr x gc = G, gr the largest divisor of G
+// not above sqrt(G) (2 -> 1x2, 4 -> 2x2, 8 -> 2x4).
+int team_rows(int g) {
+  int rows = 1;
+  for (int d = 1; d * d <= g; ++d)
+    if (g % d == 0) rows = d;
+  return rows;
+}
+
+// Without sharing: every tile's panels come from the host (plan.hpp's bytes),
+// the copies split over the G GPUs, C in and back.
+Bound bound_plain(const lab::step07::Plan& plan, int g, const Rates& r) {
+  Bound b;
+  const double in = plan.h2d_bytes(true) / g, out = plan.d2h_bytes() / g;
+  b.h2d = in / (r.h2d * 1e9);
+  b.d2h = out / (r.d2h * 1e9);
+  b.both = (in + out) / (r.both * 1e9);
+  b.gemm = 2.0 * double(plan.m) * double(plan.n) * double(plan.k) / g / (r.tflops * 1e12);
+  return b;
+}
+
+// With sharing (the file's header): per tile 1/gc of A's panels and 1/gr of
+// B's from the host, the rest from the team over the peer links.
+Bound bound_sharing(const lab::step07::Plan& plan, int g, const Rates& r) {
+  const int gr = team_rows(g), gc = g / gr;
+  const double a = 8.0 * double(plan.tiles_n) * double(plan.m) * double(plan.k);  // A's panels of every tile
+  const double bb = 8.0 * double(plan.tiles_m) * double(plan.k) * double(plan.n);  // B's panels of every tile
+  const double c = 8.0 * double(plan.m) * double(plan.n);
+  const double in = (a / gc + bb / gr + c) / g, out = c / g;
+  const double peer = ((gc - 1) * a / gc + (gr - 1) * bb / gr) / g;
+  Bound b = bound_plain(plan, g, r);
+  b.h2d = in / (r.h2d * 1e9);
+  b.d2h = out / (r.d2h * 1e9);
+  b.both = (in + out) / (r.both * 1e9);
+  b.peer = peer > 0 ? peer / (r.peer * 1e9) : 0.0;
+  return b;
+}
+
+// The two bounds on G GPUs for every size, as a table and as CSV rows
+// ("bound pinned n=N on G GPUs" and "bound pinned, sharing n=N on G GPUs",
+// followed by `suffix`). Sharing needs a peer rate.
+void bound_tables(const std::vector<int64_t>& sizes, int g, int streams, size_t cap, const Rates& r,
+                  const std::string& suffix) {
+  std::printf("  %6s %-8s %-34s %8s %8s %8s %8s %8s %9s\n", "n", "scheme", "plan", "H2D_s", "D2H_s", "both_s",
+              "peer_s", "gemm_s", "bound");
+  for (int64_t n : sizes) {
+    lab::step07::Options o;
+    o.streams_per_gpu = streams;
+    for (bool sharing : {false, true}) {
+      if (sharing && r.peer <= 0) continue;
+      // no GPU idle: one tile per stream without sharing, one per GPU of a super tile with it
+      const auto plan = lab::step07::make_plan(n, n, n, o, cap, streams, sharing ? g : g * streams, false);
+      const Bound b = sharing ? bound_sharing(plan, g, r) : bound_plain(plan, g, r);
+      const double tf = lab::gflops(n, n, n, b.seconds()) / 1e3;
+      char peer[32] = "";
+      if (sharing) std::snprintf(peer, sizeof peer, "%.3f", b.peer);
+      std::printf("  %6lld %-8s %-34s %8.3f %8.3f %8.3f %8s %8.3f %6.1f TF\n", (long long)n,
+                  sharing ? "sharing" : "plain", plan_shape(plan).c_str(), b.h2d, b.d2h, b.both, peer, b.gemm, tf);
+      rows.push_back({std::string("bound pinned") + (sharing ? ", sharing" : "") + " n=" + std::to_string(n) +
+                          " on " + std::to_string(g) + " GPUs" + suffix,
+                      -1, tf, "TFLOP/s"});
+    }
+  }
+  if (r.peer <= 0) std::printf("  (no sharing line: no peer rate was measured here)\n");
+}
+
+// "--model-gpus 8": a whole number of GPUs from 1 to 1024, or UsageError.
+int parse_model_gpus(const std::string& flag, const std::string& s) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0])) || *end != '\0' || errno == ERANGE || v < 1 ||
+      v > 1024)
+    throw lab::UsageError(flag + " expects a whole number of GPUs from 1 to 1024, got '" + s + "'");
+  return int(v);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -236,6 +423,7 @@ int main(int argc, char** argv) {
   int64_t dgemm_n = 8192;
   std::vector<int64_t> sizes{8192, 16384, 32768};
   int streams = 2;
+  int model_gpus = 0;
   std::string csv;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -257,6 +445,8 @@ int main(int argc, char** argv) {
         const int64_t v = parse_size(a, value());
         if (v > 1024) throw lab::UsageError(a + " takes 1 to 1024 streams, got " + std::to_string(v));
         streams = int(v);
+      } else if (a == "--model-gpus") {
+        model_gpus = parse_model_gpus(a, value());
       } else if (a == "--csv") {
         csv = value();
         if (csv.empty()) throw lab::UsageError("--csv needs a file name");
@@ -264,7 +454,9 @@ int main(int argc, char** argv) {
       } else if (a == "--help" || a == "-h") {
         std::printf(
             "usage: step07_probe [--gpus 0,1] [--bytes 1G] [--dgemm-n 8192] [--sizes 8192,16384,32768] "
-            "[--streams 2] [--csv FILE]\n");
+            "[--streams 2] [--model-gpus N] [--csv FILE]\n"
+            "  --model-gpus N  also the bounds for a host of N such GPUs, on paper: each GPU's share of the\n"
+            "                  host copy rates and its peer rate as measured here (1 to 1024)\n");
         return 0;
       } else {
         throw lab::UsageError("unknown option '" + a + "' (see --help)");
@@ -288,12 +480,13 @@ int main(int argc, char** argv) {
       if (g >= count) throw lab::UsageError("--gpus: GPU " + std::to_string(g) + " does not exist");
     std::printf("# step07_probe: %zu GPU(s), copies of %.2f GiB, best of %d\n", gpus.size(),
                 double(bytes) / double(1 << 30), kReps);
-    double h2d = 1e30, d2h = 1e30;
+    double h2d = 1e30, d2h = 1e30, both = 1e30;
     for (int g : gpus) {
-      double a = 0, b = 0;
-      probe_gpu(g, bytes, &a, &b);
+      double a = 0, b = 0, c = 0;
+      probe_gpu(g, bytes, &a, &b, &c);
       h2d = std::min(h2d, a);
       d2h = std::min(d2h, b);
+      both = std::min(both, c);
     }
     double all_h2d = h2d, all_d2h = d2h, all_both = 0;
     if (gpus.size() > 1) {
@@ -303,6 +496,23 @@ int main(int argc, char** argv) {
       report("pinned D2H, all GPUs at once (sum)", -1, all_d2h, "GB/s");
       all_both = probe_all_at_once(gpus, bytes, Way::both);
       report("pinned both ways, all GPUs at once (sum)", -1, all_both, "GB/s");
+    }
+    // Peer copies: between the GPUs listed, each once, where all of them reach each other.
+    std::vector<int> distinct;
+    for (int g : gpus)
+      if (std::find(distinct.begin(), distinct.end(), g) == distinct.end()) distinct.push_back(g);
+    double peer_per_gpu = 0;  // each GPU's sending rate with every pair copying at once
+    if (distinct.size() > 1) {
+      if (enable_peers(distinct)) {
+        report("peer copy, one pair (GPU " + std::to_string(distinct[0]) + " to " + std::to_string(distinct[1]) +
+                   ")",
+               -1, probe_peer_pair(distinct[0], distinct[1], bytes), "GB/s");
+        const double all = probe_peer_all(distinct, bytes);
+        report("peer copy, all pairs at once (sum)", -1, all, "GB/s");
+        peer_per_gpu = all / double(distinct.size());
+      } else {
+        std::printf("  (no peer copies: not every pair of the GPUs listed can access each other's memory)\n");
+      }
     }
     const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
     const double mc1 = probe_host_memcpy(bytes, 1), mcn = probe_host_memcpy(bytes, cores);
@@ -337,32 +547,31 @@ int main(int argc, char** argv) {
                       lab::gflops(n, n, n, bound_pg) / 1e3, "TFLOP/s"});
     }
     // Every GPU listed (the multigpu variant): the C tiles dealt over all streams of
-    // all GPUs; the copies share the host's aggregate rates, the product divides.
-    if (gpus.size() > 1 && std::set<int>(gpus.begin(), gpus.end()).size() == gpus.size()) {
+    // all GPUs; each GPU gets its share of the host's aggregate rates, the product divides.
+    if (gpus.size() > 1 && distinct.size() == gpus.size()) {
       const int g = int(gpus.size());
-      std::printf("\n# bound of step07 on all %d GPUs listed (%d streams each), pinned: the aggregate copy rates "
-                  "above, the product split %d ways\n", g, streams, g);
-      std::printf("  %6s %-34s %8s %8s %8s %8s %9s\n", "n", "plan", "H2D_s", "D2H_s", "both_s", "gemm_s", "bound");
-      for (int64_t n : sizes) {
-        lab::step07::Options o;
-        o.streams_per_gpu = streams;
-        const auto plan = lab::step07::make_plan(n, n, n, o, free_b / 10 * 9, streams, g * streams, false);
-        const double t_h2d = plan.h2d_bytes(true) / (all_h2d * 1e9), t_d2h = plan.d2h_bytes() / (all_d2h * 1e9);
-        const double t_both = (plan.h2d_bytes(true) + plan.d2h_bytes()) / (all_both * 1e9);
-        const double t_gemm = 2.0 * double(n) * double(n) * double(n) / (tflops * 1e12) / g;
-        const double bound = std::max({t_h2d, t_d2h, t_both, t_gemm});
-        std::printf("  %6lld %-34s %8.3f %8.3f %8.3f %8.3f %6.1f TF\n", (long long)n, plan_shape(plan).c_str(),
-                    t_h2d, t_d2h, t_both,
-                    t_gemm, lab::gflops(n, n, n, bound) / 1e3);
-        rows.push_back({"bound pinned n=" + std::to_string(n) + " on " + std::to_string(g) + " GPUs", -1,
-                        lab::gflops(n, n, n, bound) / 1e3, "TFLOP/s"});
-      }
+      std::printf("\n# bound of step07 on all %d GPUs listed (%d streams each), pinned: each GPU's share of the "
+                  "aggregate copy rates above, the product split %d ways; without and with panel sharing\n",
+                  g, streams, g);
+      bound_tables(sizes, g, streams, free_b / 10 * 9,
+                   Rates{all_h2d / g, all_d2h / g, all_both / g, peer_per_gpu, tflops}, "");
+    }
+    // On paper: a host of N such GPUs, each copying as one of these does with all at once.
+    if (model_gpus > 0) {
+      const double g = double(gpus.size());
+      const Rates per_gpu = gpus.size() > 1 ? Rates{all_h2d / g, all_d2h / g, all_both / g, peer_per_gpu, tflops}
+                                            : Rates{h2d, d2h, both, 0.0, tflops};
+      std::printf("\n# on paper: step07 on %d such GPUs (%d streams each), pinned: per GPU %.1f GB/s in, "
+                  "%.1f out, %.1f both ways, %.1f to its peers, %.1f TFLOP/s\n",
+                  model_gpus, streams, per_gpu.h2d, per_gpu.d2h, per_gpu.both, per_gpu.peer, per_gpu.tflops);
+      bound_tables(sizes, model_gpus, streams, free_b / 10 * 9, per_gpu, " (on paper)");
     }
     if (!csv.empty()) {
       std::string text = "what,gpu,value,unit\n";
       char line[256];
       for (const Row& r : rows) {
-        std::snprintf(line, sizeof line, "%s,%d,%.4f,%s\n", r.what.c_str(), r.gpu, r.value, r.unit.c_str());
+        // (quoted: most descriptions hold a comma)
+        std::snprintf(line, sizeof line, "\"%s\",%d,%.4f,%s\n", r.what.c_str(), r.gpu, r.value, r.unit.c_str());
         text += line;
       }
       lab::write_file_whole(csv, text, "--csv");

@@ -326,6 +326,8 @@ FIXED = [
     ("step07_probe", ["--sizes", "nan"], {2}, r"--sizes expects a size", 5),
     ("step07_probe", ["--streams", "1e308"], {2}, r"--streams expects a size", 5),
     ("step07_probe", ["--csv", "@a_folder"], {2}, r"--csv: cannot write .*is a folder", 5),
+    ("step07_probe", ["--model-gpus", "0"], {2}, r"--model-gpus expects a whole number of GPUs", 5),
+    ("step07_probe", ["--model-gpus", "1.5"], {2}, r"--model-gpus expects a whole number of GPUs", 5),
     ("apsp", ["--graph", "@graph.gr", "--expect", "0"], {2}, r"--expect 0: cannot open", 5),
     ("apsp", ["--graph", "@bad_overflow.gr"], {2}, r"can overflow a double.*at most", 5),
     ("apsp", ["--graph", "@graph.gr", "--out", "@a_folder"], {2}, r"--out: cannot write .*is a folder", 5),
