@@ -5,12 +5,14 @@
 // index (threaded), in host memory (--local step04 or openblas) or on its GPU
 // (--local cuda); the timed call is the multiply alone; the check is the
 // distributed Freivalds check. --data root: rank 0 makes the full matrices and the
-// timed call is the rank-0 dgemm (scatter, multiply, gather).
+// timed call is the rank-0 entry (scatter, multiply, gather): dgemm(comm, ...), or
+// with --local cuda the GPU entry dgemm_device_root.
 #pragma once
 
 #include <mpi.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <optional>
 
@@ -169,7 +171,10 @@ inline RunResult run_device(const RunSetup& s, const Plan& plan) {
 }
 #endif
 
-// The rank-0 entry: the full matrices on rank 0, scatter and gather in the timed call.
+// The rank-0 entry: the full matrices on rank 0, scatter and gather in the timed
+// call. --local cuda runs the given GPU entry (dgemm_device_root: pinned staging,
+// NCCL, blocks multiplied where they arrive; its Plan and DeviceContext made once,
+// outside the timed calls), the CPU kernels the implementation's dgemm(comm, ...).
 inline RunResult run_on_root(const RunSetup& s) {
   RunResult r;
   const bool root = world_rank() == 0;
@@ -194,21 +199,37 @@ inline RunResult run_on_root(const RunSetup& s) {
   o.bcasts_at_once = s.bcasts_at_once;
   Breakdown bd;
   o.breakdown = &bd;
+  std::function<void()> call = [&] {
+    dgemm(MPI_COMM_WORLD, s.alpha, root ? A.cview() : none, root ? B.cview() : none, s.beta, root ? C.view() : none,
+          o);
+  };
+#if LAB_STEP08_HAVE_CUDA
+  std::optional<Plan> plan;
+  std::optional<DeviceContext> dev;
+  if (s.local == LocalKernel::cuda) {
+    plan.emplace(MPI_COMM_WORLD, s.m, s.n, s.k, s.grid);
+    dev.emplace(plan->cube(), static_cast<Transfer>(s.transfer));
+    r.note = dev->describe() + "; rank 0's matrices through pinned buffers" +
+             (dev->uses_nccl() ? " and NCCL" : " and MPI");
+    call = [&] {
+      dgemm_device_root(*plan, *dev, s.alpha, root ? A.cview() : none, root ? B.cview() : none, s.beta,
+                        root ? C.view() : none, o);
+    };
+  }
+#endif
   std::vector<Breakdown> calls;
   r.samples = time_calls(
       s,
       [&] {
         const double t0 = MPI_Wtime();
-        dgemm(MPI_COMM_WORLD, s.alpha, root ? A.cview() : none, root ? B.cview() : none, s.beta,
-              root ? C.view() : none, o);
+        call();
         return MPI_Wtime() - t0;
       },
       restore_c, [&](size_t) { calls.push_back(bd); });
   r.grid = bd.grid;
   finish_run(r, calls);
   restore_c();
-  dgemm(MPI_COMM_WORLD, s.alpha, root ? A.cview() : none, root ? B.cview() : none, s.beta, root ? C.view() : none,
-        o);
+  call();
   r.check = check_distributed(MPI_COMM_WORLD, s.m, s.n, s.k, s.alpha, s.beta, s.seeds,
                               root ? Piece::block(A.cview(), 0, 0) : Piece{},
                               root ? Piece::block(B.cview(), 0, 0) : Piece{},

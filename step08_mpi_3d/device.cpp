@@ -5,139 +5,21 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 #include "comm.hpp"
+#include "device_detail.hpp"
 #include "lab/cuda.hpp"
 #include "lab/gemm_args.hpp"
 #include "local_kernel.hpp"
 
-#if LAB_STEP08_HAVE_NCCL
-#include <nccl.h>
-#endif
-
 namespace lab::step08 {
+using namespace detail;  // NCCL communicators, pinned buffers (device_detail.hpp)
 namespace {
-
-using lab::cuda::DeviceBuffer;
-
-#if LAB_STEP08_HAVE_NCCL
-void nccl_check(ncclResult_t r, const char* call, const char* file, int line) {
-  if (r != ncclSuccess)
-    throw std::runtime_error(std::string(call) + " failed: " + ncclGetErrorString(r) + " (" + file + ":" +
-                             std::to_string(line) + ")");
-}
-#define LAB_NCCL_CHECK(call) nccl_check((call), #call, __FILE__, __LINE__)
-
-// Reduction::nccl_op carries these values without nccl.h.
-static_assert(ncclSum == 0 && ncclProd == 1 && ncclMax == 2 && ncclMin == 3, "ncclRedOp_t values");
-
-template <class T>
-ncclDataType_t nccl_type();
-template <>
-ncclDataType_t nccl_type<double>() { return ncclFloat64; }
-template <>
-ncclDataType_t nccl_type<float>() { return ncclFloat32; }
-template <>
-ncclDataType_t nccl_type<int32_t>() { return ncclInt32; }
-template <>
-ncclDataType_t nccl_type<int64_t>() { return ncclInt64; }
-
-// How long NCCL may take to start a communicator or to finish a call that it
-// reports in progress: LAB_NCCL_START_S seconds (default 25, under the tests'
-// 30-s watchdog, so that the failure names NCCL instead of "no progress").
-double nccl_limit_s() {
-  static const double limit = [] {
-    const char* env = std::getenv("LAB_NCCL_START_S");
-    const double v = env ? std::strtod(env, nullptr) : 0.0;
-    return v > 0.0 ? v : 25.0;
-  }();
-  return limit;
-}
-
-// 25 -> "25", 0.5 -> "0.5": the limit as the user wrote it
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", s);
-  return buf;
-}
-
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-// Waits until `comm` has finished what `call` started (a non-blocking communicator
-// answers ncclInProgress), within nccl_limit_s(); throws naming NCCL, the rank and
-// what to try where it does not.
-void nccl_finish(ncclComm_t comm, ncclResult_t r, const char* call, const char* fibre) {
-  const auto start = std::chrono::steady_clock::now();
-  while (r == ncclInProgress) {
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > nccl_limit_s())
-      throw std::runtime_error(
-          "NCCL: rank " + std::to_string(world_rank()) + " waited " + seconds_text(nccl_limit_s()) + " s in " +
-          call + " on " + fibre +
-          " without an answer; try one rank per GPU (CUDA_VISIBLE_DEVICES), fewer jobs beside it, "
-          "NCCL_DEBUG=WARN to see where it waits, or --transfer mpi (LAB_NCCL_START_S sets the limit)");
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (ncclCommGetAsyncError(comm, &r) != ncclSuccess && r == ncclSuccess) r = ncclInternalError;
-  }
-  if (r != ncclSuccess)
-    throw std::runtime_error("NCCL: rank " + std::to_string(world_rank()) + ": " + call + " on " + fibre +
-                             " failed: " + ncclGetErrorString(r));
-}
-
-// An NCCL communicator over the ranks of one fibre, destroyed with it. It starts
-// non-blocking, so that a start that cannot finish (ranks sharing a GPU, a link
-// that never answers, a machine starved of cores) ends in a failure that every
-// rank of the fibre agrees on, instead of a wait without end.
-class NcclComm {
- public:
-  NcclComm() = default;
-  explicit NcclComm(const Comm& fibre) : label_(fibre.label() ? fibre.label() : "a fibre") {
-    // NVLink multicast stays off unless the user asked for it: it can take the
-    // GPUs of a shared host out of service.
-    setenv("NCCL_NVLS_ENABLE", "0", 0);
-    ncclUniqueId id{};
-    all_or_none(fibre.get(), [&] {
-      if (fibre.rank() == 0) LAB_NCCL_CHECK(ncclGetUniqueId(&id));
-    });
-    LAB_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, fibre.get()));
-    note_step(("starting NCCL on " + label_).c_str());
-    all_or_none(fibre.get(), [&] {
-      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-      config.blocking = 0;
-      const ncclResult_t r = ncclCommInitRankConfig(&comm_, fibre.size(), id, fibre.rank(), &config);
-      try {
-        nccl_finish(comm_, r, "ncclCommInitRank", label_.c_str());
-      } catch (...) {
-        if (comm_) ncclCommAbort(comm_);
-        comm_ = nullptr;
-        throw;
-      }
-    });
-  }
-  ~NcclComm() {
-    if (comm_) ncclCommDestroy(comm_);
-  }
-  NcclComm(const NcclComm&) = delete;
-  NcclComm& operator=(const NcclComm&) = delete;
-  ncclComm_t get() const { return comm_; }
-  /// Checks the result of a call on this communicator, waiting while it is in progress.
-  void finish(ncclResult_t r, const char* call) const { nccl_finish(comm_, r, call, label_.c_str()); }
-
- private:
-  ncclComm_t comm_ = nullptr;
-  std::string label_;
-};
-#endif
 
 // The ranks of `comm` on this node: this rank's index among them and how many.
 std::pair<int, int> node_rank(MPI_Comm comm) {
@@ -170,65 +52,8 @@ int device_count() {
   return count;
 }
 
-// A pinned host buffer (cudaHostAlloc), for copies that overlap other work.
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  explicit PinnedBuffer(size_t bytes) : bytes_(bytes) { LAB_CUDA_CHECK(cudaHostAlloc(&p_, bytes, cudaHostAllocDefault)); }
-  ~PinnedBuffer() {
-    if (p_) cudaFreeHost(p_);
-  }
-  PinnedBuffer(PinnedBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
-    std::swap(p_, o.p_);
-    std::swap(bytes_, o.bytes_);
-    return *this;
-  }
-  void* get() const { return p_; }
-  size_t bytes() const { return bytes_; }
-
- private:
-  void* p_ = nullptr;
-  size_t bytes_ = 0;
-};
-
 }  // namespace
 
-struct DeviceContext::State {
-  int device = 0;
-  std::string name;
-  bool nccl = false;
-  bool shared_gpu = false;
-  lab::cuda::Stream stream;
-  lab::cuda::CublasHandle blas;
-  DeviceBuffer<std::byte> scratch[3];  // A, B, C blocks a rank receives or computes
-  DeviceBuffer<std::byte> pack;        // a strided block packed for NCCL
-  // MPI through host memory: two pinned buffers, so that the copy of one piece to
-  // or from the GPU runs while the next piece travels.
-  static constexpr size_t kStageBytes = size_t(32) << 20;
-  PinnedBuffer stage[2];
-  lab::cuda::Event staged[2];  // the last copy out of stage[i] to the GPU
-  bool pending[2] = {false, false};
-#if LAB_STEP08_HAVE_NCCL
-  std::unique_ptr<NcclComm> fibre_a, fibre_b, fibre_c;
-  const NcclComm& nccl_of(const Comm& fibre, const Cube& cube) const;
-#endif
-  const Cube* cube = nullptr;
-
-  explicit State(int dev) : device(dev) {}
-  void* get_scratch(DeviceBuffer<std::byte>& buf, size_t bytes) {
-    if (buf.size() < bytes) buf = DeviceBuffer<std::byte>(bytes);
-    return buf.data();
-  }
-  void* stage_buffer(int i) {
-    if (!stage[i].get()) stage[i] = PinnedBuffer(kStageBytes);
-    if (pending[i]) {  // the GPU may still be reading it
-      staged[i].sync();
-      pending[i] = false;
-    }
-    return stage[i].get();
-  }
-};
 
 #if LAB_STEP08_HAVE_NCCL
 const NcclComm& DeviceContext::State::nccl_of(const Comm& fibre, const Cube& c) const {

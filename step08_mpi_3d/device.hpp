@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "lab/cuda.hpp"
 #include "mpi3d.hpp"
@@ -93,12 +94,51 @@ void fill_device(MatView blk, uint64_t seed, int64_t row0, int64_t col0, void* s
 /// (collective over the cube), then cuda_host_gemm copies, multiplies, copies back.
 void cuda_host_setup(const Cube& cube);
 
+// ---- the rank-0 entry on GPUs (device_root.cpp; dgemm_device_root below) ----------
+// `blocks[r]` is rank r's block of a matrix M that rank 0 holds whole in host
+// memory (any ld); `mine` is this rank's device block from root_block. All are
+// collective over the context's cube and throw alike on every rank only through
+// the caller's all_or_none.
+
+/// Staging buffers and streams, and (with NCCL, p > 1) an NCCL communicator over
+/// every rank of the cube, made on the first call and kept in the context.
+void root_prepare(DeviceContext& dev);
+/// After a failed call, on every rank: ends that communicator and drops the staging.
+void root_abandon(DeviceContext& dev);
+/// This rank's device block of matrix `slot` (0 A, 1 B, 2 C), ld = rows, kept between calls.
+MatView root_block(DeviceContext& dev, int slot, const Block& b);
+/// Rank 0 copies every rank's block out of M, a piece (<= 64 MiB of whole
+/// columns) at a time, through pinned buffers to its GPU and sends it with NCCL
+/// into the owner's block (its own pieces go straight into `mine`); without
+/// NCCL the pinned pieces travel with MPI and the owner copies them to its GPU.
+void root_scatter(DeviceContext& dev, const std::vector<Block>& blocks, ConstMatView M, MatView mine, int threads,
+                  Traffic& t);
+/// The mirror: every rank's block comes to rank 0 and is copied into its place in M.
+void root_gather(DeviceContext& dev, const std::vector<Block>& blocks, ConstMatView mine, MatView M, int threads,
+                 Traffic& t);
+
 inline namespace LAB_IMPL_NS {
 
 /// C <- alpha A B + beta C on device blocks that live on their ranks' GPUs (the
 /// DGEMM of multiply_blocks with the device transport and cuBLAS).
 void multiply_device(const Plan& plan, DeviceContext& dev, double alpha, ConstMatView A, ConstMatView B,
                      double beta, MatView C, Breakdown* breakdown = nullptr);
+
+/// The rank-0 entry on GPUs: A, B, C whole in rank 0's host memory (any ld; the
+/// other ranks' views are ignored), the same contract as dgemm(comm, ...), with
+/// every block moved between rank 0's host memory and its rank's GPU through
+/// pinned buffers and NCCL (root_scatter, root_gather) and multiplied with
+/// multiply_device. `plan` is made for C's m x n and A's k, `dev` on its cube;
+/// both are kept between calls (NCCL communicators and pinned memory are slow to
+/// make). opts: threads (rank 0's host copies; 0: OpenMP's default) and
+/// breakdown; opts.local and opts.grid do not apply (the plan has the grid).
+/// Bad arguments on rank 0 throw the same std::invalid_argument on every rank.
+void dgemm_device_root(const Plan& plan, DeviceContext& dev, double alpha, ConstMatView A, ConstMatView B,
+                       double beta, MatView C, const Options& opts = {});
+/// The same in one call, as dgemm(comm, ...): rank 0 shares the sizes, the Plan
+/// (opts.grid) and a DeviceContext (NCCL where it can) are made and dropped.
+void dgemm_device_root(MPI_Comm comm, double alpha, ConstMatView A, ConstMatView B, double beta, MatView C,
+                       const Options& opts = {});
 
 }  // namespace LAB_IMPL_NS
 }  // namespace lab::step08

@@ -158,6 +158,7 @@ std::string usage() {
          "  --impl LIST      student, solution, baseline (ScaLAPACK pdgemm, where built)\n"
          "  --data WHERE     ranks: each rank makes its own blocks, the multiply alone is timed (default);\n"
          "                   root: rank 0 makes the matrices, scatter + multiply + gather are timed\n"
+         "                   (with --local cuda: through pinned buffers and NCCL, dgemm_device_root)\n"
          "  --grid PX,PY,PZ  the process grid, PX*PY*PZ = ranks (default: the grid moving the fewest words)\n"
          "  --local LIST     what multiplies the blocks: step04 (your kernel), openblas, cuda (blocks on\n"
          "                   each rank's GPU, chosen by its index on the node); comma-separated: one run each\n"

@@ -1,6 +1,7 @@
 // step08 device tests: blocks born on each rank's GPU, multiplied there, moved
 // with MPI through host buffers (several ranks may share one GPU) or with NCCL
-// (one GPU per rank). Without a GPU, or in a build without CUDA or NCCL, they
+// (one GPU per rank); and the rank-0 entry on GPUs (dgemm_device_root), whose
+// matrices live whole in rank 0's host memory, on the same two paths. Without a GPU, or in a build without CUDA or NCCL, they
 // skip, the run ends with LAB-SKIP and ctest reports it skipped. ctest runs the
 // two paths as separate tests (--gtest_filter), so that a path that cannot run
 // here is reported skipped instead of being a "[  SKIPPED ]" line inside the
@@ -8,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include "mpi3d.hpp"
@@ -18,6 +21,7 @@
 #include "contract.hpp"
 #include "device.hpp"
 #include "generate.hpp"
+#include "lab/check.hpp"
 #include "lab/cuda.hpp"
 #endif
 
@@ -38,6 +42,7 @@ using lab::ConstMatView;
 using lab::Matrix;
 using lab::MatView;
 using lab::step08::Block;
+using lab::step08::Breakdown;
 using lab::step08::Grid;
 using lab::step08::Plan;
 using lab::step08::Transfer;
@@ -77,7 +82,119 @@ std::string multiply_on_gpus(const Grid& g, const Shape& s, Transfer how) {
 
 const Shape kShapes[] = {{37, 23, 51, 1.5, -0.5, 3}, {64, 1, 33, 1.0, 0.0, 2}, {29, 31, 40, 2.5, 0.0, 0}};
 
+// The rank-0 entry on GPUs: what the breakdown of one call must hold on this rank.
+// Every phase ran (its time is there), and the bytes are the algorithm's: the
+// scatter sends every other rank's A and B blocks (and C's when beta != 0) from
+// rank 0, the gather brings every other rank's C block back, and the broadcasts
+// and the reduction move the formula's words.
+std::string breakdown_finding(const Breakdown& bd, const Plan& plan, const Shape& s) {
+  using namespace lab::step08;
+  const Layout& lay = plan.layout();
+  const int me = plan.rank();
+  std::string out;
+  if (!(bd.grid == plan.grid())) out += "breakdown: grid " + bd.grid.str() + ", the plan's is " + plan.grid().str() + "\n";
+  for (int ph : {kSetup, kScatter, kProduct, kGather})
+    if (!(bd.seconds[ph] > 0.0) || !(bd.own[ph] > 0.0))
+      out += std::string("breakdown: phase ") + phase_name(ph) + " has no time\n";
+  auto bytes = [](const Block& b) { return b.held ? b.rows * b.cols * int64_t(sizeof(double)) : int64_t(0); };
+  int64_t scatter = 0, gather = 0;
+  for (int r = 1; r < plan.size(); ++r) {
+    if (me != 0 && me != r) continue;
+    scatter += bytes(lay.a_block(r)) + bytes(lay.b_block(r)) + (s.beta != 0.0 ? bytes(lay.c_block(r)) : 0);
+    gather += bytes(lay.c_block(r));
+  }
+  const Traffic& ts = bd.traffic[kScatter];
+  const Traffic& tg = bd.traffic[kGather];
+  if ((me == 0 ? ts.sent : ts.recv) != scatter || (me == 0 ? ts.recv : ts.sent) != 0)
+    out += "breakdown: scatter moved " + std::to_string(ts.sent) + " / " + std::to_string(ts.recv) +
+           " bytes (sent / received), expected " + std::to_string(scatter) + "\n";
+  if ((me == 0 ? tg.recv : tg.sent) != gather || (me == 0 ? tg.sent : tg.recv) != 0)
+    out += "breakdown: gather moved " + std::to_string(tg.sent) + " / " + std::to_string(tg.recv) +
+           " bytes (sent / received), expected " + std::to_string(gather) + "\n";
+  const Traffic& tb = bd.traffic[kBroadcast];
+  const Traffic& tr = bd.traffic[kReduce];
+  const int64_t words = (tb.sent + tb.recv + tr.sent + tr.recv) / int64_t(sizeof(double));
+  const Coords c = lay.coords(me);
+  const int64_t formula = rank_words(plan.grid(), s.m, s.n, s.k, c.x, c.y, c.z);
+  if (words != formula)
+    out += "breakdown: broadcasts and reduction moved " + std::to_string(words) + " words, the formula says " +
+           std::to_string(formula) + "\n";
+  return out;
+}
+
+// A, B and C whole on rank 0 (ld = rows + pad; C inside a frame of guard cells,
+// full of NaN when beta == 0, which must vanish). Two calls on one plan and
+// context (the second reuses the staging and the NCCL communicator), each checked
+// on rank 0 against the reference with the harness's bound, and the second's
+// breakdown on every rank.
+std::string root_entry_on_gpus(const Grid& g, const Shape& s, Transfer how) {
+  const bool root = world_rank() == 0;
+  const uint64_t seed = lab::testing::fresh_seed();
+  Matrix a, b, c0, framed;
+  MatView C{nullptr, 0, 0, 1};
+  if (root) {
+    a = Matrix(s.m, s.k, s.m + s.pad);
+    b = Matrix(s.k, s.n, s.k + s.pad);
+    c0 = Matrix(s.m, s.n);
+    framed = Matrix(s.m + 3 + s.pad, s.n + 2);  // C at (1, 1)
+    a.fill_random(seed);
+    b.fill_random(seed + 1);
+    c0.fill_random(seed + 2);
+    if (s.beta == 0.0) c0.fill_nan();
+    C = {framed.data() + 1 + framed.ld(), s.m, s.n, framed.ld()};
+  }
+  const Plan plan(MPI_COMM_WORLD, s.m, s.n, s.k, g);
+  lab::step08::DeviceContext dev(plan.cube(), how);
+  const MatView none{nullptr, 0, 0, 1};
+  Breakdown bd;
+  lab::step08::Options o;
+  o.breakdown = &bd;
+  std::string finding;
+  for (int call = 0; call < 2; ++call) {
+    if (root) {
+      framed.fill_all(guard_value());
+      for (int64_t j = 0; j < s.n; ++j)
+        for (int64_t i = 0; i < s.m; ++i) C(i, j) = c0(i, j);
+    }
+    lab::step08::dgemm_device_root(plan, dev, s.alpha, root ? a.cview() : none, root ? b.cview() : none, s.beta,
+                                   root ? C : none, o);
+    if (!root) continue;
+    Matrix out(s.m, s.n);
+    for (int64_t j = 0; j < s.n; ++j)
+      for (int64_t i = 0; i < s.m; ++i) out(i, j) = C(i, j);
+    const lab::CheckResult r = lab::check_against_reference(s.alpha, a.cview(), b.cview(), s.beta, c0.cview(),
+                                                            out.cview());
+    if (!r.ok) finding += "call " + std::to_string(call + 1) + ": " + r.report;
+    std::string where;
+    if (!lab::guards_intact(framed, 1, 1, s.m, s.n, guard_value(), &where))
+      finding += "call " + std::to_string(call + 1) + " wrote outside C: " + where + "\n";
+  }
+  if (!finding.empty()) finding += "(seed " + std::to_string(seed) + ", rerun with LAB_SEED=" + std::to_string(seed) + ")\n";
+  finding += breakdown_finding(bd, plan, s);
+  return finding.empty() ? "" : dev.describe() + ": " + finding;
+}
+
+void root_entry_on_every_grid(Transfer how) {
+  for (const Grid& g : explicit_grids())
+    for (const Shape& s : kShapes) {
+      SCOPED_TRACE("rank-0 entry, grid " + g.str() + " m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) +
+                   " k=" + std::to_string(s.k) + " beta=" + std::to_string(s.beta) + " pad=" + std::to_string(s.pad));
+      const std::string finding = first_finding(root_entry_on_gpus(g, s, how));
+      EXPECT_TRUE(finding.empty()) << finding;
+    }
+}
+
 bool have_gpu(std::string* why) { return lab::cuda::device_available(why); }
+
+// Whether the NCCL tests cannot run here (said once, by rank 0): no NCCL in the
+// build, or fewer GPUs than ranks (NCCL needs one GPU per rank).
+bool skip_without_nccl() {
+  if (skip_unless(LAB_STEP08_HAVE_NCCL, "step08 NCCL tests: this build has no NCCL (nccl.h, libnccl)")) return true;
+  int gpus = 0;
+  LAB_CUDA_CHECK(cudaGetDeviceCount(&gpus));
+  return skip_unless(world_size() <= gpus, "step08 NCCL tests: NCCL needs one GPU per rank, " +
+                                               std::to_string(world_size()) + " ranks share " + std::to_string(gpus));
+}
 
 TEST(Step08DeviceMpi, BlocksOnTheGpuMovedThroughHostBuffers) {
   std::string why;
@@ -92,22 +209,76 @@ TEST(Step08DeviceMpi, BlocksOnTheGpuMovedThroughHostBuffers) {
     }
 }
 
+TEST(Step08DeviceMpi, RootEntryThroughPinnedBuffersAndMpi) {
+  std::string why;
+  const bool gpu = have_gpu(&why);
+  if (skip_unless(gpu, "step08 device tests: " + why)) GTEST_SKIP();
+  root_entry_on_every_grid(Transfer::mpi);
+}
+
+// The one-call form (rank 0 alone knows the sizes; NCCL where it can), and a bad
+// argument on rank 0: every rank throws the same std::invalid_argument, and the
+// context serves the next call.
+TEST(Step08DeviceMpi, RootEntryInOneCallAndItsErrors) {
+  std::string why;
+  const bool gpu = have_gpu(&why);
+  if (skip_unless(gpu, "step08 device tests: " + why)) GTEST_SKIP();
+  const bool root = world_rank() == 0;
+  const int64_t m = 33, n = 17, k = 29;
+  const uint64_t seed = lab::testing::fresh_seed();
+  Matrix a(m, k), b(k, n), c0(m, n), c(m, n + 1);
+  a.fill_random(seed);
+  b.fill_random(seed + 1);
+  c0.fill_random(seed + 2);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) c(i, j) = c0(i, j);
+  const MatView none{nullptr, 0, 0, 1};
+  const MatView C{c.data(), m, n, c.ld()};
+  lab::step08::dgemm_device_root(MPI_COMM_WORLD, -1.5, root ? a.cview() : none, root ? b.cview() : none, 0.5,
+                                 root ? C : none);
+  lab::CheckResult r;
+  if (root) r = lab::check_against_reference(-1.5, a.cview(), b.cview(), 0.5, c0.cview(), C);
+  r = share_from_root(r);
+  EXPECT_TRUE(r.ok) << "the one-call form (checked on rank 0):\n" << r.report;
+
+  const Plan plan(MPI_COMM_WORLD, m, n, k);
+  lab::step08::DeviceContext dev(plan.cube());
+  const MatView wrong{c.data(), m, n + 1, c.ld()};  // C with one column too many, on rank 0 only
+  bool threw = false;
+  try {
+    lab::step08::dgemm_device_root(plan, dev, 1.0, root ? a.cview() : none, root ? b.cview() : none, 0.0,
+                                   root ? wrong : none);
+  } catch (const std::invalid_argument&) {
+    threw = true;
+  }
+  EXPECT_TRUE(threw) << "a C of the wrong shape on rank 0 must throw std::invalid_argument on every rank";
+  EXPECT_TRUE(same_on_every_rank(threw));
+  lab::step08::dgemm_device_root(plan, dev, 1.0, root ? a.cview() : none, root ? b.cview() : none, 0.0,
+                                 root ? C : none);
+  if (root) r = lab::check_against_reference(1.0, a.cview(), b.cview(), 0.0, c0.cview(), C);
+  r = share_from_root(r);
+  EXPECT_TRUE(r.ok) << "the call after a failed one (checked on rank 0):\n" << r.report;
+}
+
 TEST(Step08DeviceNccl, BlocksOnTheGpuMovedWithNccl) {
   std::string why;
   const bool gpu = have_gpu(&why);  // before why is read: argument order is unspecified
   if (skip_unless(gpu, "step08 NCCL tests: " + why)) GTEST_SKIP();
-  if (skip_unless(LAB_STEP08_HAVE_NCCL, "step08 NCCL tests: this build has no NCCL (nccl.h, libnccl)")) GTEST_SKIP();
-  int gpus = 0;
-  LAB_CUDA_CHECK(cudaGetDeviceCount(&gpus));
-  if (skip_unless(world_size() <= gpus, "step08 NCCL tests: NCCL needs one GPU per rank, " +
-                                            std::to_string(world_size()) + " ranks share " + std::to_string(gpus)))
-    GTEST_SKIP();
+  if (skip_without_nccl()) GTEST_SKIP();
   for (const Grid& g : explicit_grids())
     for (const Shape& s : kShapes) {
       SCOPED_TRACE("grid " + g.str() + " m=" + std::to_string(s.m) + " beta=" + std::to_string(s.beta));
       const std::string finding = first_finding(multiply_on_gpus(g, s, Transfer::nccl));
       EXPECT_TRUE(finding.empty()) << finding;
     }
+}
+
+TEST(Step08DeviceNccl, RootEntryThroughPinnedBuffersAndNccl) {
+  std::string why;
+  const bool gpu = have_gpu(&why);
+  if (skip_unless(gpu, "step08 NCCL tests: " + why)) GTEST_SKIP();
+  if (skip_without_nccl()) GTEST_SKIP();
+  root_entry_on_every_grid(Transfer::nccl);
 }
 
 #endif
