@@ -13,14 +13,6 @@
 
 #include "lab/gemm_args.hpp"
 
-// The CUDA emulation (tests/emulated/) names the streams, buffers, copies and
-// products in its race messages; on a GPU these calls are not compiled.
-#ifdef LAB_CUDA_EMULATED
-#define LAB_EMULATION(call) lab_emulated::call
-#else
-#define LAB_EMULATION(call) ((void)0)
-#endif
-
 namespace lab::step07::detail {
 namespace {
 
@@ -165,6 +157,8 @@ std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, doub
   // stream i first, GPU by GPU). One GPU: one tile is enough (see make_plan).
   const int min_tiles = per_device.size() > 1 ? int(slots.size()) : 1;
   call->plan = make_plan(C.rows, C.cols, A.cols, opts, cap, busiest, min_tiles, opts.device_mem_limit > 0);
+  call->cap = cap;
+  call->streams_per_device = busiest;
   call->t0 = Clock::now();
   return call;
 }
@@ -219,7 +213,9 @@ Worker::~Worker() {
   if (blas_) HandlePool::get().give(slot_.device, blas_);
 }
 
-bool Worker::pinned(const void* p) const {
+bool Worker::pinned(const void* p) const { return pinned_memory(p); }
+
+bool pinned_memory(const void* p) {
   cudaPointerAttributes a{};
   if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
     cudaGetLastError();  // not an error worth keeping: the memory is simply not known to CUDA
@@ -382,6 +378,23 @@ void Worker::store(MatView host, ConstMatView dev, cudaStream_t s) {
     st.out = host.block(0, j, host.rows, w);
   }
 }
+
+void Worker::send(MatView dst, ConstMatView src, cudaStream_t s) {
+  if (src.rows == 0 || src.cols == 0) return;
+  const size_t width = sizeof(double) * size_t(src.rows);
+  const int op = begin_op(s);
+  [[maybe_unused]] auto in = [&](const cuda::DeviceBuffer<double>& buf) {
+    return src.data >= buf.data() && src.data < buf.data() + buf.size();
+  };
+  LAB_EMULATION(describe("peer copy", slot_panel_[in(dA_[1]) || in(dB_[1]) ? 1 : 0]));
+  // Unified addressing: the runtime sees from the pointers that both are
+  // device memory, of one device or of two (then a peer copy).
+  LAB_CUDA_CHECK(cudaMemcpy2DAsync(dst.data, sizeof(double) * size_t(dst.ld), src.data,
+                                   sizeof(double) * size_t(src.ld), width, size_t(src.cols), cudaMemcpyDefault, s));
+  end_op(op, s, "P2P", int64_t(width) * src.cols);
+}
+
+void Worker::name_panel(int b, int64_t p) { slot_panel_[b] = "panel " + std::to_string(p); }
 
 void Worker::gemm(double alpha, ConstMatView dA, ConstMatView dB, double beta, MatView dC) {
   if (dC.rows == 0 || dC.cols == 0) return;

@@ -24,6 +24,14 @@
 #include "plan.hpp"
 #include "streams.hpp"
 
+// The CUDA emulation (tests/emulated/) names the streams, buffers, copies and
+// products in its race messages; on a GPU these calls are not compiled.
+#ifdef LAB_CUDA_EMULATED
+#define LAB_EMULATION(call) lab_emulated::call
+#else
+#define LAB_EMULATION(call) ((void)0)
+#endif
+
 namespace lab::step07::detail {
 
 using Clock = std::chrono::steady_clock;
@@ -34,6 +42,8 @@ struct Call {
   ConstMatView A{}, B{};
   MatView C{};
   Plan plan;
+  size_t cap = 0;              ///< device bytes the streams of one device share (the plan's cap)
+  int streams_per_device = 1;  ///< streams on the busiest device
   Options opts;
   Clock::time_point t0;             ///< the trace's time zero
   std::atomic<bool> failed{false};  ///< set when any stream failed: the others stop early
@@ -45,6 +55,9 @@ struct Call {
 /// emptiest of these devices has free (device id -> streams on it), less room
 /// for cuBLAS's workspaces and the runtime.
 size_t usable_device_memory(const std::map<int, int>& streams_per_device);
+
+/// True when host memory p is page-locked (copies straight from it are asynchronous).
+bool pinned_memory(const void* p);
 
 /// The start of every variant: checks the arguments and the options
 /// (std::invalid_argument before any work, GPU ids included), does BLAS's
@@ -113,6 +126,13 @@ class Worker {
   /// D2H). Pageable host memory goes through staging, and the host's part of
   /// that copy is done when the staging buffer is needed again or in finish().
   void store(MatView host, ConstMatView dev, cudaStream_t s);
+  /// Copies a block of this worker's device memory into another GPU entry's
+  /// (`dst`, same shape) on stream s (traced as P2P): over NVLink between two
+  /// GPUs, a device-to-device copy where both entries are one GPU.
+  void send(MatView dst, ConstMatView src, cudaStream_t s);
+  /// Says that panel buffer b holds panel p (for the CUDA emulation's
+  /// messages, where the panel's slices come from several entries).
+  void name_panel(int b, int64_t p);
   /// dC <- alpha dA dB + beta dC with cublasDgemm on the product stream (traced as compute).
   void gemm(double alpha, ConstMatView dA, ConstMatView dB, double beta, MatView dC);
   /// dC <- dC + beta dX with cublasDgeam on the product stream (traced as compute).
@@ -197,6 +217,21 @@ struct Panels {
 /// made there, then finish(). When a worker throws, call.failed tells
 /// the others to stop; all are joined and the first exception is rethrown.
 void run_streams(Call& call, const std::vector<StreamSlot>& slots, const std::function<void(Worker&)>& body);
+
+/// The stages of variant 2 that handle a tile's C (streams.cpp), for the
+/// panel-sharing path, which loads the panels its own way.
+struct TileStages {
+  void (*multiply_block)(Worker&, const Tile&, const Panels&, int64_t);
+  void (*add_c)(Worker&, const Tile&, int64_t);
+};
+
+/// dgemm_multigpu with the panels shared between the GPU entries (share.cpp,
+/// plan.hpp's SharePlan): returns false, having done nothing, where the call
+/// does not share (opts.share, host memory, one entry, devices that cannot
+/// reach each other, bad arguments: the caller's plan runs and reports
+/// them); otherwise runs the whole call and returns true.
+bool share_panels(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, const Options& opts,
+                  const TileStages& stages);
 
 }  // namespace lab::step07::detail
 

@@ -191,4 +191,75 @@ Plan make_plan(int64_t m, int64_t n, int64_t k, const Options& o, size_t cap, in
   return p;
 }
 
+TeamGrid team_grid(int entries) {
+  TeamGrid g;
+  g.cols = std::max(1, entries);
+  for (int r = 1; int64_t(r) * r <= entries; ++r)
+    if (entries % r == 0) g.rows = r, g.cols = entries / r;
+  return g;
+}
+
+ShareBytes share_bytes(int64_t tm, int64_t tn, int64_t k, TeamGrid g) {
+  const double a = double(tm) * double(k), b = double(k) * double(tn);
+  return {8.0 * (a / g.cols + b / g.rows), 8.0 * ((g.cols - 1) * a / g.cols + (g.rows - 1) * b / g.rows)};
+}
+
+Slice slice_of(int64_t extent, int part, int parts) {
+  const int64_t base = extent / parts, extra = extent % parts;
+  return {part * base + std::min<int64_t>(part, extra), base + (part < extra ? 1 : 0)};
+}
+
+int64_t SharePlan::tile_of(int64_t s, int e) const {
+  const int64_t i = (s % super_rows) * grid.rows + e / grid.cols, j = (s / super_rows) * grid.cols + e % grid.cols;
+  return i < plan.tiles_m && j < plan.tiles_n ? i + j * plan.tiles_m : -1;
+}
+
+int SharePlan::row_sharers(int64_t s, int e) const {
+  if (tile_of(s, e) < 0) return 0;
+  return int(std::min<int64_t>(grid.cols, plan.tiles_n - (s / super_rows) * grid.cols));
+}
+
+int SharePlan::col_sharers(int64_t s, int e) const {
+  if (tile_of(s, e) < 0) return 0;
+  return int(std::min<int64_t>(grid.rows, plan.tiles_m - (s % super_rows) * grid.rows));
+}
+
+ShareBytes SharePlan::bytes(int e, bool load_c) const {
+  ShareBytes b;
+  const int r = e / grid.cols, c = e % grid.cols;
+  for (int64_t s = 0; s < supers(); ++s) {
+    const int64_t t = tile_of(s, e);
+    if (t < 0) continue;
+    const TileRange tr = plan.tile(t);
+    const int in_row = row_sharers(s, e), in_col = col_sharers(s, e);
+    for (int64_t p = 0; p < plan.panels; ++p) {
+      const int64_t d = plan.panel_depth(p);
+      const double a = double(tr.rows * slice_of(d, c, in_row).size);
+      const double bb = double(d * slice_of(tr.cols, r, in_col).size);
+      b.host += 8.0 * (a + bb);
+      b.peer += 8.0 * ((in_row - 1) * a + (in_col - 1) * bb);
+    }
+    if (load_c) b.host += 8.0 * double(tr.rows * tr.cols);
+  }
+  return b;
+}
+
+SharePlan make_share_plan(int64_t m, int64_t n, int64_t k, const Options& o, size_t cap, int entries_per_device,
+                          int entries, bool cap_given) {
+  SharePlan sp;
+  sp.grid = team_grid(entries);
+  sp.plan = make_plan(m, n, k, o, cap, entries_per_device, 1, cap_given);
+  Plan& p = sp.plan;
+  if (o.tm == 0) {
+    // A whole super tile, or some entries would idle (smaller tiles fit the same cap).
+    while (ceil_div(m, p.shape.tm) < sp.grid.rows && p.shape.tm > kMinBalancedTile) p.shape.tm = ceil_div(p.shape.tm, 2);
+    while (ceil_div(n, p.shape.tn) < sp.grid.cols && p.shape.tn > kMinBalancedTile) p.shape.tn = ceil_div(p.shape.tn, 2);
+    p.tiles_m = ceil_div(m, p.shape.tm);
+    p.tiles_n = ceil_div(n, p.shape.tn);
+  }
+  sp.super_rows = ceil_div(p.tiles_m, sp.grid.rows);
+  sp.super_cols = ceil_div(p.tiles_n, sp.grid.cols);
+  return sp;
+}
+
 }  // namespace lab::step07

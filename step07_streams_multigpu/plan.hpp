@@ -127,4 +127,79 @@ struct StreamSlot {
   int gpu = 0, device = 0, stream = 0;
 };
 
+// ---- Panels shared between the GPUs (dgemm_multigpu, pinned A and B) --------
+//
+// Without sharing every GPU loads from the host all the panels its tiles
+// need; the GPUs that compute tiles of one row of C load the same A panels,
+// those of one column the same B panels. With G GPU entries in a team grid
+// of rows x cols (rows = the largest divisor of G not above sqrt(G): 2 -> 1x2,
+// 3 -> 1x3, 4 -> 2x2, 6 -> 2x3, 8 -> 2x4; entry e of Options::gpus is grid
+// position (r, c) = (e / cols, e % cols)), the tiles are dealt in super tiles
+// of rows x cols tiles, in column-major order of the super tiles: entry
+// (r, c) computes tile (R rows + r, S cols + c) of super tile (R, S). For
+// every k panel, entry (r, c) loads from the host only slice c (of cols,
+// along k) of its A panel and slice r (of rows, along n) of its B panel, and
+// copies them into the same panel buffer of the other entries of its grid
+// row (A) and grid column (B), GPU to GPU. Per GPU entry and tile (all k
+// panels), for a tm x tn tile:
+//
+//   host (H2D) bytes = 8 (tm k / cols + k tn / rows)
+//   peer bytes       = 8 ((cols - 1) tm k / cols + (rows - 1) k tn / rows)
+//                      sent, and as many received
+//
+// against 8 (tm k + k tn) from the host without sharing (C as before: 8 tm tn
+// in when beta != 0, 8 tm tn out). share_bytes() is this formula; it holds
+// where the slices divide evenly and no entry idles. In a super tile at the
+// edge of C an entry whose tile lies outside idles, and the slices are split
+// among the entries of the row or column that have a tile (SharePlan::bytes
+// counts that exactly).
+
+/// The team grid of `entries` GPU entries (rows x cols, rows <= cols).
+struct TeamGrid {
+  int rows = 1, cols = 1;
+  int size() const { return rows * cols; }
+};
+TeamGrid team_grid(int entries);
+
+/// Bytes that cross the host link (H2D) and the links between GPUs (sent).
+struct ShareBytes {
+  double host = 0, peer = 0;
+};
+/// The formula above: one GPU entry's bytes for one tm x tn tile over depth k
+/// (panel slices only; C adds 8 tm tn in when beta != 0).
+ShareBytes share_bytes(int64_t tm, int64_t tn, int64_t k, TeamGrid g);
+
+/// Part `part` of `parts` near-equal parts of [0, extent): the first
+/// extent % parts parts are one longer.
+struct Slice {
+  int64_t start = 0, size = 0;
+};
+Slice slice_of(int64_t extent, int part, int parts);
+
+struct SharePlan {
+  Plan plan;
+  TeamGrid grid;
+  int64_t super_rows = 0, super_cols = 0;  ///< super tiles down and across
+
+  int64_t supers() const { return super_rows * super_cols; }
+  /// The tile (Plan::tile's index) entry e computes in super tile s, or -1
+  /// when that tile lies outside C (the entry idles in this super tile).
+  int64_t tile_of(int64_t s, int e) const;
+  /// Entries of e's grid row (they share its A panels) and of its grid column
+  /// (B panels) that have a tile in super tile s; 0 when e idles.
+  int row_sharers(int64_t s, int e) const;
+  int col_sharers(int64_t s, int e) const;
+  /// What entry e moves in the whole call: host = its slices of the panels
+  /// (and its C tiles when load_c), peer = the slices it sends.
+  ShareBytes bytes(int e, bool load_c) const;
+};
+
+/// The sharing plan for `entries` GPU entries: make_plan's tiles (the largest
+/// that fit `cap` shared by `entries_per_device` streams, or the requested
+/// ones), then, for chosen tiles, halved until there is a whole super tile
+/// (tiles_m >= rows, tiles_n >= cols, so no fewer tiles than entries, down to
+/// make_plan's smallest balanced tile). Throws as make_plan does.
+SharePlan make_share_plan(int64_t m, int64_t n, int64_t k, const Options& opts, size_t cap,
+                          int entries_per_device, int entries, bool cap_given);
+
 }  // namespace lab::step07

@@ -1,6 +1,6 @@
 // The variants of step07, as the benchmark CLI and the ladder know them.
 // They take the host matrices as they are (Backend::gpu_host) and read
-// --gpus, --streams, --tile, --device-mem-limit and --trace.
+// --gpus, --streams, --tile, --device-mem-limit, --share and --trace.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -64,6 +64,8 @@ Options options_of(const lab::Params& p, bool every_gpu) {
   if (p.streams > 0) o.streams_per_gpu = p.streams;
   set_tile(o, p.tile);
   o.device_mem_limit = size_t(p.device_mem_limit);
+  // (the CLI accepts only these three; empty: not given)
+  o.share = p.share == "off" ? Options::Share::off : p.share == "on" ? Options::Share::on : Options::Share::automatic;
   return o;
 }
 
@@ -168,7 +170,8 @@ LAB_REGISTER_VARIANT(
      describe(false, false), nullptr, kTiles, plan_of(Kind::streams)});
 LAB_REGISTER_VARIANT({"step07", "multigpu", LAB_IMPL_NAME, lab::Backend::gpu_host,
                       runner(&lab::step07::dgemm_multigpu, "multigpu", true),
-                      "every GPU of --gpus (default all; 0,0 = one GPU twice), tiles from one shared queue",
+                      "every GPU of --gpus (default all; 0,0 = one GPU twice), tiles from one shared queue; "
+                      "pinned matrices: the GPUs share the panels (--share)",
                       describe(true, false), nullptr, kTiles, plan_of(Kind::multigpu)});
 
 }  // namespace

@@ -33,7 +33,8 @@ struct TraceEvent {
   int gpu = 0;         ///< index into Options::gpus (0, 1, ... even where ids repeat)
   int device = 0;      ///< the CUDA device id
   int stream = 0;      ///< the stream (worker) on that GPU entry
-  std::string kind;    ///< "H2D", "compute" or "D2H" (on the GPU); "host" (a host thread's staging
+  std::string kind;    ///< "H2D", "compute", "D2H" or "P2P" (a panel slice sent to another GPU entry,
+                       ///< dgemm_multigpu sharing panels) on the GPU; "host" (a host thread's staging
                        ///< copy, pageable matrices only) or "wait" (a host thread waiting for a staging buffer)
   double start_s = 0;  ///< seconds since the call began (host clock)
   double end_s = 0;
@@ -56,6 +57,15 @@ struct Options {
   int host_threads = 0;
   /// When set, every copy and product of the call is appended here.
   std::vector<TraceEvent>* trace = nullptr;
+  /// dgemm_multigpu: share the panels of A and B between the GPU entries
+  /// (plan.hpp's SharePlan: each loads a slice from the host and copies it to
+  /// the others over NVLink). automatic: when A and B are pinned, there are
+  /// two entries or more and every pair of devices can reach each other;
+  /// off: never; on: whenever the devices can reach each other, pageable
+  /// matrices too (std::invalid_argument, naming share, when they cannot or
+  /// there is one entry).
+  enum class Share { automatic, off, on };
+  Share share = Share::automatic;
 };
 
 inline namespace LAB_IMPL_NS {

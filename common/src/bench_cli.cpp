@@ -95,6 +95,7 @@ std::string bench_usage(const StepInfo& info) {
     << "  --device-mem-limit BYTES   device memory a host-matrix variant may use, e.g. 2G, 512M\n"
     << "  --host-memory pinned|pageable   host matrices page-locked or not (default pageable)\n"
     << "  --trace FILE     write the timeline of each variant's last call (CSV) where it can\n"
+    << "  --share auto|off|on   multi-GPU step: GPUs share the panels of A and B (auto: pinned host matrices)\n"
     << "  --check          full elementwise check against the reference (default: randomized check)\n"
     << "  --seed S         random seed of the matrices (default 2024)\n"
     << "  --csv FILE       append the results to FILE (CSV; header written when new)\n"
@@ -169,6 +170,10 @@ BenchOptions parse_bench_args(int argc, const char* const* argv, const StepInfo&
       const std::string v = next();
       if (v != "pinned" && v != "pageable") throw UsageError("--host-memory takes pinned or pageable, got '" + v + "'");
       o.pinned_host = v == "pinned";
+    } else if (a == "--share") {
+      const std::string v = next();
+      if (v != "auto" && v != "off" && v != "on") throw UsageError("--share takes auto, off or on, got '" + v + "'");
+      o.params.share = v;
     } else if (a == "--trace") {
       o.params.trace = next();
       if (o.params.trace.empty()) throw UsageError("--trace needs a file name");

@@ -10,7 +10,9 @@
 // one GPU, at the speed of dgemm_streams there. The rule: a device listed E
 // times gets max(E, streams_per_gpu) streams (not E times as many), dealt
 // round-robin to its entries: stream s is StreamSlot{entry s mod E, device, s / E}
-// (entry = the position in opts.gpus).
+// (entry = the position in opts.gpus). With pinned A and B on several GPUs
+// that reach each other, the given detail::share_panels (share.cpp) runs the
+// call instead: the GPUs share the panels of A and B over NVLink.
 //
 // Test:   ./lab test step07
 #include <algorithm>
@@ -27,6 +29,7 @@ void dgemm_multigpu(double alpha, ConstMatView A, ConstMatView B, double beta, M
   std::vector<StreamSlot> slots;
   // LAB:SOLUTION-BEGIN  list the streams device by device (the entries of one device share its
   // LAB:HINT  streams_per_gpu streams), then let every stream take tiles from one shared TileQueue
+  if (detail::share_panels(alpha, A, B, beta, C, opts, {&multiply_block, &add_c})) return;
   // A device listed more than once (`0,0`) is one GPU: its entries share
   // streams_per_gpu streams (at least one each), dealt round-robin, so it
   // runs as many streams, with tiles as large, as dgemm_streams would there.
@@ -58,7 +61,9 @@ void dgemm_multigpu(double alpha, ConstMatView A, ConstMatView B, double beta, M
   // LAB:SKELETON
   (void)alpha, (void)A, (void)B, (void)beta, (void)C;
   LAB_TODO(
-      "step07 multigpu: list the streams device by device (a device listed E times gets "
+      "step07 multigpu: first hand the call to detail::share_panels(alpha, A, B, beta, C, opts, "
+      "{&multiply_block, &add_c}) (pinned A and B on several GPUs: it runs the call and returns true); then "
+      "list the streams device by device (a device listed E times gets "
       "max(E, streams_per_gpu) streams, dealt round-robin to its entries: StreamSlot), prepare the call, and let each "
       "stream take tiles from one shared TileQueue until it is empty (run_streams, run_tile)");
   // LAB:SOLUTION-END

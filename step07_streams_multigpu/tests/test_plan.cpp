@@ -198,6 +198,129 @@ TEST(Step07Options, BadOptionsAreNamed) {
   EXPECT_EQ(lab::step07::streams_on_busiest_device(o), 4);  // at least one stream per entry
 }
 
+// ---- panels shared between the GPUs (plan.hpp's SharePlan) ----
+
+TEST(Step07SharePlan, TeamGridIsTheMostSquareSplit) {
+  const int want[9][2] = {{1, 1}, {1, 1}, {1, 2}, {1, 3}, {2, 2}, {1, 5}, {2, 3}, {1, 7}, {2, 4}};
+  for (int g = 1; g <= 8; ++g) {
+    const lab::step07::TeamGrid t = lab::step07::team_grid(g);
+    EXPECT_EQ(t.rows, want[g][0]) << g << " entries";
+    EXPECT_EQ(t.cols, want[g][1]) << g << " entries";
+    EXPECT_EQ(t.size(), g);
+  }
+}
+
+TEST(Step07SharePlan, SlicesCoverTheirExtentInOrder) {
+  for (int64_t extent : {0, 1, 5, 16, 17})
+    for (int parts = 1; parts <= 5; ++parts) {
+      int64_t at = 0;
+      for (int q = 0; q < parts; ++q) {
+        const auto s = lab::step07::slice_of(extent, q, parts);
+        EXPECT_EQ(s.start, at);
+        EXPECT_GE(s.size, extent / parts);
+        EXPECT_LE(s.size, extent / parts + 1);
+        at += s.size;
+      }
+      EXPECT_EQ(at, extent);
+    }
+}
+
+// Every tile goes to exactly one entry of one super tile, the entry at its
+// place in the grid; an entry idles only where its tile lies outside C.
+void expect_team_covers(const lab::step07::SharePlan& sp, int entries) {
+  std::vector<int> hits(size_t(sp.plan.tiles()), 0);
+  for (int64_t s = 0; s < sp.supers(); ++s)
+    for (int e = 0; e < entries; ++e) {
+      const int64_t t = sp.tile_of(s, e);
+      if (t < 0) {
+        EXPECT_EQ(sp.row_sharers(s, e), 0);
+        continue;
+      }
+      ASSERT_LT(t, sp.plan.tiles());
+      ++hits[size_t(t)];
+      EXPECT_EQ(t % sp.plan.tiles_m % sp.grid.rows, e / sp.grid.cols) << "tile " << t << ", entry " << e;
+      EXPECT_EQ(t / sp.plan.tiles_m % sp.grid.cols, e % sp.grid.cols) << "tile " << t << ", entry " << e;
+      EXPECT_GE(sp.row_sharers(s, e), 1);
+      EXPECT_GE(sp.col_sharers(s, e), 1);
+    }
+  for (size_t t = 0; t < hits.size(); ++t) ASSERT_EQ(hits[t], 1) << "tile " << t;
+}
+
+TEST(Step07SharePlan, EveryTileGoesToOneEntryOnce) {
+  for (int entries = 1; entries <= 8; ++entries)
+    for (const auto& mnk : {std::vector<int64_t>{45, 38, 50}, {100, 100, 7}, {5, 300, 9}, {129, 65, 33}}) {
+      Options o;
+      o.tm = 16, o.tn = 11, o.tk = 8;
+      const auto sp = lab::step07::make_share_plan(mnk[0], mnk[1], mnk[2], o, GiB, entries, entries, false);
+      SCOPED_TRACE(std::to_string(entries) + " entries, " + std::to_string(sp.plan.tiles_m) + " x " +
+                   std::to_string(sp.plan.tiles_n) + " tiles");
+      expect_team_covers(sp, entries);
+    }
+}
+
+TEST(Step07SharePlan, TheBytesFollowTheFormula) {
+  // 2 x 2 entries, 4 x 4 tiles of 32 x 32 and 4 panels of 16: every entry
+  // computes 4 tiles, and the slices divide evenly.
+  Options o;
+  o.tm = o.tn = 32, o.tk = 16;
+  const int64_t m = 128, n = 128, k = 64;
+  const auto sp = lab::step07::make_share_plan(m, n, k, o, GiB, 1, 4, false);
+  ASSERT_EQ(sp.grid.rows, 2);
+  ASSERT_EQ(sp.grid.cols, 2);
+  const auto per_tile = lab::step07::share_bytes(32, 32, k, sp.grid);
+  EXPECT_DOUBLE_EQ(per_tile.host, 8.0 * (32.0 * 64 / 2 + 64.0 * 32 / 2));
+  EXPECT_DOUBLE_EQ(per_tile.peer, 8.0 * (32.0 * 64 / 2 + 64.0 * 32 / 2));
+  for (int e = 0; e < 4; ++e) {
+    const auto b = sp.bytes(e, true);
+    EXPECT_DOUBLE_EQ(b.host, 4 * per_tile.host + 8.0 * 4 * 32 * 32) << "entry " << e;
+    EXPECT_DOUBLE_EQ(b.peer, 4 * per_tile.peer) << "entry " << e;
+  }
+  // One entry: no peers, the host bytes of the plan without sharing.
+  const auto one = lab::step07::share_bytes(32, 32, k, lab::step07::team_grid(1));
+  EXPECT_DOUBLE_EQ(one.host, 8.0 * (32.0 * 64 + 64.0 * 32));
+  EXPECT_DOUBLE_EQ(one.peer, 0.0);
+  // 8 entries (2 x 4): A from the host a quarter, B a half.
+  const auto eight = lab::step07::share_bytes(32, 32, k, lab::step07::team_grid(8));
+  EXPECT_DOUBLE_EQ(eight.host, 8.0 * (32.0 * 64 / 4 + 64.0 * 32 / 2));
+  EXPECT_DOUBLE_EQ(eight.peer, 8.0 * (3 * 32.0 * 64 / 4 + 64.0 * 32 / 2));
+}
+
+TEST(Step07SharePlan, EachPanelLeavesTheHostOncePerSuperTile) {
+  // Whatever the edges: A crosses the host link once per column of super
+  // tiles, B once per row of super tiles, C once; what the entries receive
+  // from their peers is what they send.
+  for (int entries = 1; entries <= 8; ++entries)
+    for (const auto& mnk : {std::vector<int64_t>{45, 38, 50}, {129, 65, 33}, {7, 90, 3}}) {
+      Options o;
+      o.tm = 9, o.tn = 7, o.tk = 5;
+      const int64_t m = mnk[0], n = mnk[1], k = mnk[2];
+      const auto sp = lab::step07::make_share_plan(m, n, k, o, GiB, entries, entries, false);
+      double host = 0;
+      for (int e = 0; e < entries; ++e) host += sp.bytes(e, true).host;
+      EXPECT_DOUBLE_EQ(host, 8.0 * (double(sp.super_cols) * m * k + double(sp.super_rows) * k * n + double(m) * n))
+          << entries << " entries, " << m << " x " << n << " x " << k;
+    }
+}
+
+TEST(Step07SharePlan, ChosenTilesMakeAWholeSuperTile) {
+  Options o;
+  // 4 entries at 32768 (the measured case): 16384-wide tiles, one each.
+  auto sp = lab::step07::make_share_plan(32768, 32768, 32768, o, size_t(60) * GiB, 1, 4, false);
+  EXPECT_EQ(sp.plan.shape.tm, 16384);
+  EXPECT_EQ(sp.plan.shape.tn, 16384);
+  EXPECT_EQ(sp.supers(), 1);
+  // Host bytes per GPU halve: 8 (tm k / 2 + k tn / 2) instead of 8 (tm k + k tn).
+  EXPECT_DOUBLE_EQ(sp.bytes(0, false).host, 8.0 * 16384.0 * 32768.0);
+  // 8 entries (2 x 4) at 32768: the tiles narrow to 8192 columns, 2 x 4 of them.
+  sp = lab::step07::make_share_plan(32768, 32768, 32768, o, size_t(60) * GiB, 1, 8, false);
+  EXPECT_EQ(sp.plan.tiles_m, 2);
+  EXPECT_EQ(sp.plan.tiles_n, 4);
+  // 4 entries at 16384 (one tile fits): four tiles of 8192.
+  sp = lab::step07::make_share_plan(16384, 16384, 16384, o, size_t(60) * GiB, 1, 4, false);
+  EXPECT_EQ(sp.plan.tiles(), 4);
+  expect_team_covers(sp, 4);
+}
+
 TEST(Step07Queue, EveryTileGoesOutOnceAcrossThreads) {
   constexpr int64_t kTiles = 10000;
   constexpr int kThreads = 8;

@@ -1,7 +1,8 @@
 // step07 tests: the kernel contract through every variant on host views, with
 // tiny tiles or a device-memory cap that forces many tiles (odd edges, more
 // than two k panels), the GPU list `0,0`, pinned host matrices, the trace,
-// and the errors: bad options, a cap too small, an error on one stream.
+// and the errors: bad options, a cap too small, an error on one stream; and
+// dgemm_multigpu with the panels shared between GPU entries (share.cpp).
 // Without a GPU every test reports SKIPPED.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -101,7 +102,7 @@ struct Pinned {
 
 // What a call moved, from its trace (every event checked on the way).
 struct Traffic {
-  double h2d = 0, d2h = 0, host = 0;
+  double h2d = 0, d2h = 0, host = 0, p2p = 0;
   int products = 0;
 };
 
@@ -118,6 +119,8 @@ Traffic traffic(const std::vector<lab::step07::TraceEvent>& trace) {
       ++t.products;
     else if (e.kind == "host")
       t.host += double(e.bytes);
+    else if (e.kind == "P2P")
+      t.p2p += double(e.bytes);
     else if (e.kind != "wait")
       ADD_FAILURE() << "unknown kind " << e.kind;
   }
@@ -360,4 +363,79 @@ TEST(Step07, AnErrorOnOneStreamStopsTheOthersAndReachesTheCaller) {
     EXPECT_EQ(std::string(e.what()), "stream 2 of GPU entry 1 failed");
   }
   EXPECT_EQ(stopped.load(), 5);
+}
+
+// ---- panels shared between the GPU entries (share.cpp, plan.hpp's SharePlan) ----
+
+namespace {
+
+// Share::on shares pageable matrices too (automatic needs pinned A and B), so
+// that the contract suite runs through the shared path.
+Options shared(Options o) {
+  o.share = Options::Share::on;
+  return o;
+}
+
+}  // namespace
+
+LAB_CONTRACT_SUITE(Step07MultiGpuShared, subject(&lab::step07::dgemm_multigpu, shared(small_cap({0, 0, 0, 0}))));
+LAB_CONTRACT_SUITE(Step07MultiGpuSharedTiles,
+                   subject(&lab::step07::dgemm_multigpu, shared(tiles(9, 11, 5, {0, 0, 0}, 1))));
+
+TEST(Step07Share, EntriesLoadTheirSlicesAndSendThemToTheirPeers) {
+  if (skip_without_gpu()) return;
+  const int64_t m = 75, n = 61, k = 50;  // 5 x 4 tiles of 16, 7 panels: edge super tiles, C late
+  Problem p(m, n, k);
+  const Pinned a(p.A), b(p.B);
+  for (const std::vector<int>& gpus : {std::vector<int>{0, 0}, {0, 0, 0}, {0, 0, 0, 0}}) {
+    SCOPED_TRACE(std::to_string(gpus.size()) + " entries");
+    p.reset();
+    const Pinned c(p.C);
+    std::vector<lab::step07::TraceEvent> trace;
+    Options o = tiles(16, 16, 8, gpus, 2);
+    o.trace = &trace;
+    lab::step07::dgemm_multigpu(1.5, a.v, b.v, -0.5, c.v, o);  // pinned, share automatic
+    c.copy_to(p.C);
+    p.expect_correct(1.5, -0.5);
+    const auto sp = lab::step07::make_share_plan(m, n, k, o, size_t(1) << 30, int(gpus.size()), int(gpus.size()), false);
+    double host = 0, peer = 0;
+    for (int e = 0; e < int(gpus.size()); ++e) host += sp.bytes(e, true).host, peer += sp.bytes(e, true).peer;
+    const Traffic t = traffic(trace);
+    EXPECT_DOUBLE_EQ(t.h2d, host) << "each entry loads its slices of the panels, and its C";
+    EXPECT_DOUBLE_EQ(t.p2p, peer) << "and sends them to the peers of its grid row and column";
+    EXPECT_GT(t.p2p, 0.0);
+    EXPECT_DOUBLE_EQ(t.d2h, 8.0 * m * n);
+    EXPECT_DOUBLE_EQ(t.host, 0.0) << "pinned matrices: no staging";
+  }
+}
+
+TEST(Step07Share, PageableMatricesAndShareOffKeepThePlanWithoutSharing) {
+  if (skip_without_gpu()) return;
+  const int64_t m = 40, n = 37, k = 30;
+  Problem p(m, n, k);
+  const Pinned a(p.A), b(p.B);
+  for (const bool pinned : {false, true}) {
+    SCOPED_TRACE(pinned ? "pinned, share off" : "pageable, share automatic");
+    p.reset();
+    std::vector<lab::step07::TraceEvent> trace;
+    Options o = tiles(16, 16, 8, {0, 0}, 2);
+    o.trace = &trace;
+    if (pinned) o.share = Options::Share::off;
+    lab::step07::dgemm_multigpu(1.0, pinned ? a.v : p.A.cview(), pinned ? b.v : p.B.cview(), 1.0, p.C.view(), o);
+    p.expect_correct(1.0, 1.0);
+    const Traffic t = traffic(trace);
+    EXPECT_DOUBLE_EQ(t.p2p, 0.0);
+    EXPECT_DOUBLE_EQ(t.h2d, planned_h2d(m, n, k, 16, 16, true));
+  }
+}
+
+TEST(Step07Share, ShareOnWithOneEntryIsAnError) {
+  if (skip_without_gpu()) return;
+  Matrix A(9, 7), B(7, 5), C0(9, 5);
+  A.fill_random(1);
+  B.fill_random(2);
+  C0.fill_random(3);
+  const Options o = shared(Options{});
+  lab::testing::expect_invalid_argument(
+      [&](MatView C) { lab::step07::dgemm_multigpu(1.0, A.cview(), B.cview(), 1.0, C, o); }, C0, "share");
 }

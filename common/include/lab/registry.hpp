@@ -41,6 +41,7 @@ struct Params {
   std::vector<int> gpu_list;  ///< --gpus 0,1 or 0,0 (ids may repeat; empty: the variant's default)
   int64_t device_mem_limit = 0;  ///< --device-mem-limit: device bytes a variant may use (0: all)
   std::string trace;          ///< --trace FILE: variants that can write a timeline of their calls there
+  std::string share;          ///< --share auto|off|on: step07's multi-GPU panel sharing (empty: auto)
 };
 
 /// One call of a variant. For Backend::gpu the views hold device pointers and

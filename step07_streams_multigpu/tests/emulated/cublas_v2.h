@@ -12,12 +12,14 @@
 enum cublasStatus_t { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_EXECUTION_FAILED = 13 };
 enum cublasOperation_t { CUBLAS_OP_N = 0 };
 struct cublasContext {
+  int device = 0;  ///< the device current at cublasCreate: calls need it current
   cudaStream_t stream = nullptr;
 };
 typedef cublasContext* cublasHandle_t;
 
 inline cublasStatus_t cublasCreate(cublasHandle_t* h) {
   *h = new cublasContext;
+  (*h)->device = lab_emulated::current_device();
   return CUBLAS_STATUS_SUCCESS;
 }
 inline cublasStatus_t cublasDestroy(cublasHandle_t h) {
@@ -25,6 +27,12 @@ inline cublasStatus_t cublasDestroy(cublasHandle_t h) {
   return CUBLAS_STATUS_SUCCESS;
 }
 inline cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s) {
+  {
+    auto& st = lab_emulated::state();
+    std::lock_guard<std::mutex> lock(st.mu);
+    if (lab_emulated::stream_of(st, s).device != h->device)
+      lab_emulated::fail("cublasSetStream: a stream of another device than the handle's");
+  }
   h->stream = s;
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -34,6 +42,7 @@ namespace lab_emulated {
 inline cublasStatus_t enqueue_blas(cublasHandle_t h, std::function<void()> run, const std::vector<Access>& device) {
   auto& st = state();
   std::lock_guard<std::mutex> lock(st.mu);
+  if (current_device() != h->device) fail("a cuBLAS call while another device than its handle's is current");
   for (const Access& a : device) require_device(st, a.lo, size_t(a.hi - a.lo));
   Op op;
   op.run = std::move(run);

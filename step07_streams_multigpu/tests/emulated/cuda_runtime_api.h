@@ -18,6 +18,17 @@
 //     h2d copy of panel 5 into buffer slot 1 while the product that reads it is still queued on compute: ...
 //   (names come from engine.cpp's describe calls; the race is found whatever
 //   the seed, since the check follows the events, not the order the work ran in).
+// - Copies between device allocations (cudaMemcpyDefault or DeviceToDevice,
+//   panels shared between GPU entries) are checked like the others: a peer
+//   copy into a buffer whose product is still queued on the receiver's
+//   stream, with no wait on its event, is a race.
+// - Two emulated devices (ids 0 and 1); streams, events, allocations and
+//   cuBLAS handles belong to the device current when they were made. An
+//   event recorded on another device's stream, a cuBLAS call made while
+//   another device is current, or a copy between the two devices without
+//   peer access enabled (CUDA would stage it through the host) aborts with a
+//   message. cudaDeviceCanAccessPeer says yes, unless LAB_EMULATION_NO_PEER
+//   is set (GPUs that cannot reach each other).
 // - An asynchronous copy from memory that is not pinned, or a copy or product
 //   outside a device allocation, aborts with a message.
 // What it cannot show: the speed, whether copies and products overlap, and
@@ -47,11 +58,18 @@
 enum cudaError_t {
   cudaSuccess = 0,
   cudaErrorInvalidValue = 1,
+  cudaErrorInvalidDevice = 101,
   cudaErrorNotReady = 600,
+  cudaErrorPeerAccessAlreadyEnabled = 704,
   cudaErrorHostMemoryAlreadyRegistered = 712,
   cudaErrorLaunchFailure = 719
 };
-enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
+enum cudaMemcpyKind {
+  cudaMemcpyHostToDevice = 1,
+  cudaMemcpyDeviceToHost = 2,
+  cudaMemcpyDeviceToDevice = 3,
+  cudaMemcpyDefault = 4
+};
 enum cudaMemoryType { cudaMemoryTypeUnregistered = 0, cudaMemoryTypeHost = 1, cudaMemoryTypeDevice = 2 };
 struct cudaPointerAttributes {
   cudaMemoryType type;
@@ -111,6 +129,7 @@ struct Op {
 };
 
 struct Stream {
+  int device = 0;
   std::string name = "a stream";
   std::deque<Op> queue;  ///< queued, not yet run
   uint64_t queued = 0, done = 0;
@@ -119,6 +138,7 @@ struct Stream {
 };
 
 struct Event {
+  int device = 0;
   bool recorded = false;
   int stream = -1;
   uint64_t seq = 0;
@@ -135,6 +155,7 @@ struct Record {
   Label label;
 };
 struct Allocation {
+  int device = 0;
   const char* end = nullptr;
   std::string name = "a device buffer";
   std::vector<Record> records;
@@ -146,6 +167,7 @@ struct State {
   std::map<const char*, const char*> pinned;
   std::map<int, Stream> streams;
   std::map<int, Event> events;
+  std::vector<std::pair<int, int>> peers;  ///< (device, peer): peer access enabled by cudaDeviceEnablePeerAccess
   int next_id = 1;
   std::mt19937_64 rng;
   uint64_t seed = 0;
@@ -236,20 +258,27 @@ inline void run_head(State& st, Stream& s) {
 /// events it waits for; nothing else. Among the streams that may go on, the
 /// order is drawn from the seed.
 inline void force(State& st, std::map<int, uint64_t> need) {
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (auto& [sid, upto] : need) {
-      auto it = st.streams.find(sid);
-      if (it == st.streams.end()) continue;
-      for (const Op& op : it->second.queue) {
-        if (op.seq > upto) break;
-        if (op.wait_stream >= 0 && need[op.wait_stream] < op.wait_seq) {
-          need[op.wait_stream] = op.wait_seq;
-          grew = true;
-        }
+  // Each stream's queue is scanned once, from where the last scan of it
+  // stopped, as far as it is needed; a wait that needs more of another
+  // stream puts that stream back on the list.
+  std::map<int, uint64_t> scanned;
+  std::vector<int> todo;
+  for (const auto& n : need) todo.push_back(n.first);
+  while (!todo.empty()) {
+    const int sid = todo.back();
+    todo.pop_back();
+    auto it = st.streams.find(sid);
+    if (it == st.streams.end() || it->second.queue.empty()) continue;
+    const std::deque<Op>& q = it->second.queue;
+    const uint64_t first = q.front().seq, upto = need[sid];
+    for (uint64_t seq = std::max(first, scanned[sid] + 1); seq <= upto && seq - first < q.size(); ++seq) {
+      const Op& op = q[size_t(seq - first)];
+      if (op.wait_stream >= 0 && need[op.wait_stream] < op.wait_seq) {
+        need[op.wait_stream] = op.wait_seq;
+        todo.push_back(op.wait_stream);
       }
-      if (grew) break;  // the map changed under the loop: scan again
     }
+    scanned[sid] = std::max(scanned[sid], upto);
   }
   std::vector<int> order;
   for (const auto& n : need) order.push_back(n.first);
@@ -280,7 +309,8 @@ inline void force_all(State& st) {
 // ---- the race check ------------------------------------------------------
 
 inline std::string writer_phrase(const Stream& s, const Label& l, const Allocation& al) {
-  if (l.kind == "copy") return s.name + " copy" + (l.what.empty() ? "" : " of " + l.what) + " into " + al.name;
+  if (l.kind == "copy" || l.kind == "peer copy")
+    return s.name + " " + l.kind + (l.what.empty() ? "" : " of " + l.what) + " into " + al.name;
   return s.name + " " + (l.kind.empty() ? "work" : l.kind) + " into " + (l.what.empty() ? al.name : l.what);
 }
 
@@ -292,9 +322,9 @@ inline std::string race_message(const State& st, const Stream& s, const Label& m
     why = "the event " + s.name + " waited for was recorded on " + s.name + " itself, not on " + other;
   const std::string rk = r.label.kind.empty() ? "work" : r.label.kind;
   if (r.a.write && !a.write) {
-    if (rk == "copy")
+    if (rk == "copy" || rk == "peer copy")
       return s.name + " read " + (r.label.what.empty() ? "the data" : r.label.what) + " of " + al.name +
-             " before its copy completed: " + why;
+             " before its " + rk + " completed: " + why;
     const std::string what = !mine.what.empty() ? mine.what : !r.label.what.empty() ? r.label.what : al.name;
     return s.name + " read " + what + " before the " + rk + " writing it completed (on " + other + "): " + why;
   }
@@ -317,16 +347,21 @@ inline std::string check_and_record(State& st, int sid, Stream& s, uint64_t seq,
   }
   for (const Access& a : device) {
     Allocation& al = require_device(st, a.lo, size_t(a.hi - a.lo));
-    auto& rs = al.records;
-    // A later access ordered after an earlier one it covers stands for it: a
-    // race with the earlier one is a race with the later one.
-    rs.erase(std::remove_if(rs.begin(), rs.end(),
-                            [&](const Record& r) {
-                              return r.a.lo >= a.lo && r.a.hi <= a.hi && (a.write || !r.a.write) &&
-                                     (r.stream == sid || at(s.clock, r.stream) >= r.seq);
-                            }),
-             rs.end());
-    rs.push_back(Record{a, sid, seq, label});
+    // A later access ordered after an earlier one stands for it where it
+    // covers it: a race with the earlier one there is a race with the later
+    // one. What it leaves of the earlier one (a panel's products, read as a
+    // whole, then refilled slice by slice from several streams) stays.
+    std::vector<Record> kept;
+    for (const Record& r : al.records) {
+      if (!overlap(r.a, a) || !(a.write || !r.a.write) || (r.stream != sid && at(s.clock, r.stream) < r.seq)) {
+        kept.push_back(r);
+        continue;
+      }
+      if (r.a.lo < a.lo) kept.push_back(Record{Access{r.a.lo, a.lo, r.a.write}, r.stream, r.seq, r.label});
+      if (r.a.hi > a.hi) kept.push_back(Record{Access{a.hi, r.a.hi, r.a.write}, r.stream, r.seq, r.label});
+    }
+    kept.push_back(Record{a, sid, seq, label});
+    al.records.swap(kept);
   }
   return "";
 }
@@ -356,7 +391,7 @@ inline cudaError_t enqueue(State& st, cudaStream_t sp, Op op, const std::vector<
 
 // ---- names for the messages (engine.cpp) ---------------------------------
 
-inline void name_stream(cudaStream_t s, const char* name) {
+inline void name_stream(cudaStream_t s, const std::string& name) {
   std::lock_guard<std::mutex> lock(state().mu);
   stream_of(state(), s).name = name;
 }
@@ -379,7 +414,8 @@ inline cudaError_t cudaMalloc(void** p, size_t bytes) {
   auto& st = lab_emulated::state();
   std::lock_guard<std::mutex> lock(st.mu);
   *p = std::malloc(std::max<size_t>(bytes, 1));
-  st.device[static_cast<const char*>(*p)] = lab_emulated::Allocation{static_cast<const char*>(*p) + bytes, {}, {}};
+  st.device[static_cast<const char*>(*p)] =
+      lab_emulated::Allocation{lab_emulated::current_device(), static_cast<const char*>(*p) + bytes, {}, {}};
   return cudaSuccess;
 }
 // cudaFree waits for the device (as on a GPU) before the memory goes.
@@ -431,7 +467,7 @@ inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) {
   auto& st = lab_emulated::state();
   std::lock_guard<std::mutex> lock(st.mu);
   *s = new CUstream_st{st.next_id++};
-  st.streams[(*s)->id];
+  st.streams[(*s)->id].device = lab_emulated::current_device();
   return cudaSuccess;
 }
 // A destroyed stream's queued work still runs (as on a GPU): here, at once.
@@ -462,7 +498,7 @@ inline cudaError_t cudaEventCreate(cudaEvent_t* e) {
   auto& st = lab_emulated::state();
   std::lock_guard<std::mutex> lock(st.mu);
   *e = new CUevent_st{st.next_id++};
-  st.events[(*e)->id];
+  st.events[(*e)->id].device = lab_emulated::current_device();
   return cudaSuccess;
 }
 inline cudaError_t cudaEventDestroy(cudaEvent_t e) {
@@ -475,6 +511,8 @@ inline cudaError_t cudaEventDestroy(cudaEvent_t e) {
 inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   auto& st = lab_emulated::state();
   std::lock_guard<std::mutex> lock(st.mu);
+  if (st.events[e->id].device != lab_emulated::stream_of(st, s).device)
+    lab_emulated::fail("cudaEventRecord: an event of one device recorded on a stream of another");
   lab_emulated::Op op;
   op.record = e->id;
   lab_emulated::next_label() = {};
@@ -529,6 +567,28 @@ inline cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, 
   if (height == 0 || width == 0) return cudaSuccess;
   auto& st = lab_emulated::state();
   std::lock_guard<std::mutex> lock(st.mu);
+  const lab_emulated::Allocation* from = lab_emulated::device_at(st, src, 1);
+  const lab_emulated::Allocation* to = lab_emulated::device_at(st, dst, 1);
+  if (kind == cudaMemcpyDefault) {
+    if (!from && !to) lab_emulated::fail("cudaMemcpy2DAsync: a copy from host memory to host memory");
+    kind = !from ? cudaMemcpyHostToDevice : !to ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice;
+  }
+  if (kind == cudaMemcpyDeviceToDevice) {
+    if (!from || !to) lab_emulated::fail("cudaMemcpy2DAsync: a device-to-device copy of host memory");
+    if (from->device != to->device &&
+        std::find(st.peers.begin(), st.peers.end(), std::make_pair(from->device, to->device)) == st.peers.end() &&
+        std::find(st.peers.begin(), st.peers.end(), std::make_pair(to->device, from->device)) == st.peers.end())
+      lab_emulated::fail("cudaMemcpy2DAsync: a copy between two devices without peer access enabled "
+                         "(cudaDeviceEnablePeerAccess): CUDA would stage it through the host");
+    lab_emulated::Op op;
+    op.run = [=] {
+      for (size_t r = 0; r < height; ++r)
+        std::memmove(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
+    };
+    return lab_emulated::enqueue(st, s, std::move(op),
+                                 {lab_emulated::span(src, spitch, width, height, false),
+                                  lab_emulated::span(dst, dpitch, width, height, true)});
+  }
   const bool in = kind == cudaMemcpyHostToDevice;
   const lab_emulated::Access d = lab_emulated::span(dst, dpitch, width, height, true),
                              h = lab_emulated::span(src, spitch, width, height, false);
@@ -563,6 +623,7 @@ inline cudaError_t cudaGetDeviceCount(int* count) {
   return cudaSuccess;
 }
 inline cudaError_t cudaSetDevice(int d) {
+  if (d < 0 || d >= 2) return cudaErrorInvalidDevice;
   lab_emulated::current_device() = d;
   return cudaSuccess;
 }
@@ -580,4 +641,23 @@ inline const char* cudaGetErrorString(cudaError_t e) {
 }
 inline const char* cudaGetErrorName(cudaError_t e) {
   return e == cudaErrorLaunchFailure ? "cudaErrorLaunchFailure" : "cudaErrorEmulated";
+}
+// Both emulated devices reach each other (NVLink), unless LAB_EMULATION_NO_PEER is set.
+inline cudaError_t cudaDeviceCanAccessPeer(int* can, int device, int peer) {
+  if (device < 0 || device >= 2 || peer < 0 || peer >= 2) return cudaErrorInvalidDevice;
+  const char* no = std::getenv("LAB_EMULATION_NO_PEER");
+  *can = device != peer && !(no && *no);
+  return cudaSuccess;
+}
+// As CUDA: from the current device to `peer`; a second time is cudaErrorPeerAccessAlreadyEnabled,
+// and a device cannot be its own peer.
+inline cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned) {
+  auto& st = lab_emulated::state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  const int d = lab_emulated::current_device();
+  if (peer < 0 || peer >= 2 || peer == d) return cudaErrorInvalidDevice;
+  const auto pair = std::make_pair(d, peer);
+  if (std::find(st.peers.begin(), st.peers.end(), pair) != st.peers.end()) return cudaErrorPeerAccessAlreadyEnabled;
+  st.peers.push_back(pair);
+  return cudaSuccess;
 }

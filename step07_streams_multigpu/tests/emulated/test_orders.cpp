@@ -1,10 +1,14 @@
 // The CUDA emulation's own check of step07 (built only against the emulation,
 // tests/emulated/): every variant under twenty orders of the streams, each
-// drawn from a seed, on pageable and pinned matrices. No order may find a
-// race or change a result; a copy back left unforced would leave NaN in C.
+// drawn from a seed, on pageable and pinned matrices, and dgemm_multigpu's
+// shared panels on one and two emulated devices. No order may find a race or
+// change a result; a copy back left unforced would leave NaN in C.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -76,4 +80,80 @@ TEST(Step07Emulation, EveryVariantIsRightUnderTwentyOrdersOfTheStreams) {
           ASSERT_TRUE(r.ok) << r.report;
         }
   }
+}
+
+// dgemm_multigpu with pinned A and B shares its panels (share.cpp): on one
+// emulated device listed two and four times, and on the two emulated devices
+// (peer copies between them), with tiles asked for and tiles chosen under a
+// small cap; edges, C late and beta = 0, under two orders each (the race
+// check does not depend on the order; the results are checked in both).
+TEST(Step07Emulation, SharedPanelsAreRightUnderManyOrders) {
+  const uint64_t seed = lab::testing::fresh_seed();
+  for (const auto& mnk : {std::vector<int64_t>{45, 38, 50}, {70, 33, 17}}) {
+    const int64_t m = mnk[0], n = mnk[1], k = mnk[2];
+    Matrix A(m, k), B(k, n), C0(m, n);
+    A.fill_random(seed);
+    B.fill_random(seed + 1);
+    C0.fill_random(seed + 2);
+    const PinnedCopy a(A), b(B);
+    for (const std::vector<int>& gpus : {std::vector<int>{0, 0}, {0, 0, 0, 0}, {0, 1}, {0, 1, 1, 0}})
+      for (const bool chosen : {false, true})
+        for (uint64_t order = 1; order <= 2; ++order) {
+          lab_emulated::reseed(order);
+          Options o;
+          o.gpus = gpus;
+          if (chosen)
+            o.device_mem_limit = size_t(40) << 10;  // tiles of about 16 x 16
+          else
+            o.tm = 16, o.tn = 12, o.tk = 8;
+          for (const double beta : {0.0, -1.5}) {
+            std::string list;
+            for (int g : gpus) list += (list.empty() ? "" : ",") + std::to_string(g);
+            SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + ", gpus " + list +
+                         (chosen ? ", tiles chosen" : ", tiles 16x12x8") + ", beta = " + std::to_string(beta) +
+                         ", LAB_EMULATION_SEED order " + std::to_string(order));
+            std::vector<lab::step07::TraceEvent> trace;
+            o.trace = &trace;
+            Matrix C(m, n);
+            std::memcpy(C.data(), C0.data(), sizeof(double) * size_t(C0.ld() * C0.cols()));
+            PinnedCopy c(C);
+            lab::step07::dgemm_multigpu(0.75, a.v, b.v, beta, c.v, o);
+            std::memcpy(C.data(), c.p, sizeof(double) * size_t(C.ld() * C.cols()));
+            const auto r = lab::check_against_reference(0.75, A.cview(), B.cview(), beta, C0.cview(), C.cview());
+            ASSERT_TRUE(r.ok) << r.report;
+            ASSERT_TRUE(std::any_of(trace.begin(), trace.end(), [](const auto& e) { return e.kind == "P2P"; }))
+                << "no peer copy: the panels were not shared";
+          }
+        }
+  }
+}
+
+// GPUs that cannot reach each other: automatic keeps the plan without
+// sharing, Share::on is an error that says why.
+TEST(Step07Emulation, GpusThatCannotReachEachOtherDoNotShare) {
+  Matrix A(30, 20), B(20, 25), C0(30, 25);
+  A.fill_random(5);
+  B.fill_random(6);
+  C0.fill_random(7);
+  const PinnedCopy a(A), b(B);
+  setenv("LAB_EMULATION_NO_PEER", "1", 1);
+  Options o;
+  o.gpus = {0, 1};
+  o.tm = o.tn = o.tk = 8;
+  std::vector<lab::step07::TraceEvent> trace;
+  o.trace = &trace;
+  Matrix C(30, 25);
+  std::memcpy(C.data(), C0.data(), sizeof(double) * size_t(C0.ld() * C0.cols()));
+  lab::step07::dgemm_multigpu(1.0, a.v, b.v, 0.5, C.view(), o);
+  EXPECT_TRUE(lab::check_against_reference(1.0, A.cview(), B.cview(), 0.5, C0.cview(), C.cview()).ok);
+  EXPECT_TRUE(std::none_of(trace.begin(), trace.end(), [](const auto& e) { return e.kind == "P2P"; }));
+  o.share = Options::Share::on;
+  try {
+    lab::step07::dgemm_multigpu(1.0, a.v, b.v, 0.5, C.view(), o);
+    ADD_FAILURE() << "share on between GPUs that cannot reach each other was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("share: GPU 0 cannot reach the memory of GPU 1"), std::string::npos)
+        << e.what();
+  }
+  unsetenv("LAB_EMULATION_NO_PEER");
 }
