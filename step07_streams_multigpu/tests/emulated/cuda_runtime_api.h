@@ -190,6 +190,13 @@ inline Clock& host_clock() {
   static thread_local Clock c;
   return c;
 }
+/// The host thread now waits for what `from` is ordered after (streams destroyed
+/// since are left out: their work has run, and a thread that drives many
+/// streams, call after call, would otherwise carry them all into each copy).
+inline void join_host(const State& st, const Clock& from) {
+  for (const auto& [sid, n] : from)
+    if (st.streams.count(sid)) host_clock()[sid] = std::max(host_clock()[sid], n);
+}
 /// The label of the next copy or product this thread queues (engine.cpp's describe).
 inline Label& next_label() {
   static thread_local Label l;
@@ -475,6 +482,13 @@ inline cudaError_t cudaStreamDestroy(cudaStream_t s) {
   auto& st = lab_emulated::state();
   std::lock_guard<std::mutex> lock(st.mu);
   lab_emulated::force(st, {{s->id, st.streams[s->id].queued}});
+  // Its work has run: the memory it touched forgets it, and so do the host
+  // clocks (join_host leaves out streams that are gone).
+  for (auto& [p, al] : st.device)
+    al.records.erase(std::remove_if(al.records.begin(), al.records.end(),
+                                    [&](const lab_emulated::Record& r) { return r.stream == s->id; }),
+                     al.records.end());
+  lab_emulated::host_clock().erase(s->id);
   st.streams.erase(s->id);
   delete s;
   return cudaSuccess;
@@ -484,14 +498,14 @@ inline cudaError_t cudaStreamSynchronize(cudaStream_t s) {
   std::lock_guard<std::mutex> lock(st.mu);
   lab_emulated::Stream& x = lab_emulated::stream_of(st, s);
   lab_emulated::force(st, {{s->id, x.queued}});
-  lab_emulated::join(lab_emulated::host_clock(), x.clock);
+  lab_emulated::join_host(st, x.clock);
   return cudaSuccess;
 }
 inline cudaError_t cudaDeviceSynchronize() {
   auto& st = lab_emulated::state();
   std::lock_guard<std::mutex> lock(st.mu);
   lab_emulated::force_all(st);
-  for (const auto& [sid, s] : st.streams) lab_emulated::join(lab_emulated::host_clock(), s.clock);
+  for (const auto& [sid, s] : st.streams) lab_emulated::join_host(st, s.clock);
   return cudaSuccess;
 }
 inline cudaError_t cudaEventCreate(cudaEvent_t* e) {
@@ -531,7 +545,7 @@ inline cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   const lab_emulated::Event ev = st.events[e->id];
   if (!ev.recorded) return cudaSuccess;  // never recorded: nothing to wait for (CUDA's rule)
   if (st.streams.count(ev.stream)) lab_emulated::force(st, {{ev.stream, ev.seq}});
-  lab_emulated::join(lab_emulated::host_clock(), ev.clock);
+  lab_emulated::join_host(st, ev.clock);
   return cudaSuccess;
 }
 inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
