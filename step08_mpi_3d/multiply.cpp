@@ -90,6 +90,10 @@ void dgemm_device_root(const Plan& plan, DeviceContext& dev, double alpha, Const
                                     std::to_string(C.rows) + " n=" + std::to_string(C.cols) +
                                     " k=" + std::to_string(A.cols));
     }
+  });
+  // Only once every rank knows the arguments are good: making the all-ranks NCCL
+  // communicator is collective, and a rank in it would wait for a rank 0 that threw.
+  root_phase(plan, dev, bd, kSetup, [&](Traffic&) {
     root_prepare(dev);
     a = root_block(dev, 0, plan.a_block());
     b = root_block(dev, 1, plan.b_block());
