@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <set>
@@ -114,9 +115,30 @@ std::function<std::string(const lab::Params&, int64_t, int64_t, int64_t)> plan_o
     for (const auto& [dev, s] : per_device) total += s;
     const int min_tiles = per_device.size() > 1 ? total : 1;
     const auto plan = lab::step07::make_plan(m, n, k, o, cap, busiest, min_tiles, p.device_mem_limit > 0);
-    return plan.describe(true) + "; " + std::to_string(busiest) + " stream(s) on the busiest device use " +
-           std::to_string((busiest * lab::step07::stream_device_bytes(plan.shape)) >> 20) + " MiB of " +
-           std::to_string(cap >> 20) + " MiB (" + origin + ")";
+    std::string text = plan.describe(true) + "; " + std::to_string(busiest) + " stream(s) on the busiest device use " +
+                       std::to_string((busiest * lab::step07::stream_device_bytes(plan.shape)) >> 20) + " MiB of " +
+                       std::to_string(cap >> 20) + " MiB (" + origin + ")";
+    // Pinned matrices on several GPU entries take the plan that shares the panels
+    // (share.cpp) where the GPUs reach each other: say what it would be.
+    if (kind == Kind::multigpu && o.gpus.size() > 1 && o.share != Options::Share::off) {
+      int per_device = 0;
+      for (int g : o.gpus) per_device = std::max(per_device, int(std::count(o.gpus.begin(), o.gpus.end(), g)));
+      lab::step07::SharePlan sp;
+      try {
+        sp = lab::step07::make_share_plan(m, n, k, o, cap, per_device, int(o.gpus.size()), p.device_mem_limit > 0);
+      } catch (const std::exception&) {
+        return text;  // (the call itself says why, if it comes to sharing)
+      }
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "; with pinned matrices and GPUs that reach each other, shared panels instead: team %dx%d, "
+                    "C tiles %lldx%lld (%lld of them), H2D %.2f GiB and P2P %.2f GiB per GPU entry",
+                    sp.grid.rows, sp.grid.cols, (long long)sp.plan.shape.tm, (long long)sp.plan.shape.tn,
+                    (long long)sp.plan.tiles(), sp.bytes(0, true).host / double(1 << 30),
+                    sp.bytes(0, true).peer / double(1 << 30));
+      text += line;
+    }
+    return text;
   };
 }
 
