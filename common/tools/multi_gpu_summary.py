@@ -165,7 +165,7 @@ class Summary:
                 up = r.tf / one.tf if variant == "multigpu" and one and one.tf and r.tf else None
                 goal = STEP07_GOALS.get(g) if variant == "multigpu" else None
                 v = verdict(up, goal)
-                self.note_verdict(f"step07 multigpu on {gpus(g)}: {fmt(up, '.2f')}x (goal {goal}x)", v)
+                self.note_verdict(f"step07 multigpu on {gpus(g)}: {fmt(up, '.3f')}x (goal {goal}x)", v)
                 b, bs = bound.get((g, False)), bound.get((g, True))
                 of = f"{100 * r.tf / b:.0f} %" if b and r.tf else "-"
                 print(f"  {g:>4} {variant:<9} {fmt(r.s, '8.3f'):>8} {fmt(r.tf, '8.2f'):>8} "
@@ -179,7 +179,7 @@ class Summary:
             one = runs.get(1)
             ratio = rb.tf / one.tf if one and one.tf and rb.tf else None
             v = verdict(ratio, STEP07_BIG_GOAL)
-            self.note_verdict(f"step07 n = {r['n']} on 4 GPUs: {fmt(ratio, '.2f')}x the 1-GPU rate "
+            self.note_verdict(f"step07 n = {r['n']} on 4 GPUs: {fmt(ratio, '.3f')}x the 1-GPU rate "
                               f"(goal {STEP07_BIG_GOAL}x)", v)
             b, bs = None, None
             if probe:
@@ -246,7 +246,7 @@ class Summary:
             up = one.s / r.s if one and one.s and r.s else None
             goal = goals.get(g)
             v = verdict(up, goal)
-            self.note_verdict(f"{what} on {gpus(g)}: {fmt(up, '.2f')}x (goal {goal}x)", v)
+            self.note_verdict(f"{what} on {gpus(g)}: {fmt(up, '.3f')}x (goal {goal}x)", v)
             ov = number(r.note.get("overhead"))
             print(f"  {g:>4} {r.note.get('layout', '-'):<8} {fmt(r.s, '8.4f'):>8} {fmt(r.tf, '8.2f'):>8} "
                   f"{fmt(up, '.2f') + 'x' if up else '-':>9} {fmt(goal, '.2f') + 'x' if goal else '-':>6} "
@@ -277,7 +277,7 @@ class Summary:
             s07 = step07_runs.get(g)
             ratio = r.tf / s07.tf if s07 and s07.tf and r.tf else None
             v = verdict(ratio, ROOT_ENTRY_GOAL)
-            self.note_verdict(f"step08 rank-0 entry on {gpus(g)}: {fmt(ratio, '.2f')}x step07's rate "
+            self.note_verdict(f"step08 rank-0 entry on {gpus(g)}: {fmt(ratio, '.3f')}x step07's rate "
                               f"(goal {ROOT_ENTRY_GOAL}x)", v)
             trend = "-"
             if r.s and best:
