@@ -1,0 +1,158 @@
+// step04_ways_sweep — the five loops under ways of parallelism that you pick,
+// to see what the cost model in ways.cpp would have to choose (an instructor's
+// and a curious student's tool; the step's own runs take layout_for's choice).
+//
+//   step04_ways_sweep --n 4096 --ways 4x1x1,1x4x1,2x2x1 [--reps 3]
+//
+// For each jc x ic x jr it forces those ways (force_ways), multiplies two n x n
+// random matrices once to warm up, then --reps times, and prints the layout
+// (ways and blocks) with the best and the median GFLOP/s. All in one process,
+// one after the other, so the figures compare as ratios; the product of each
+// is checked against the first ways' C bit for bit (the loops give the same
+// bits whatever the ways).
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lab/matrix.hpp"
+#include "lab/timer.hpp"
+#include "microkernel.hpp"
+#include "simd.hpp"
+#include "ways.hpp"
+
+namespace {
+
+using lab::step04::Ways;
+
+struct Args {
+  int64_t n = 2048;
+  int reps = 3;
+  std::vector<Ways> ways;
+};
+
+[[noreturn]] void usage_error(const std::string& what) {
+  std::fprintf(stderr, "step04_ways_sweep: error: %s (see --help)\n", what.c_str());
+  std::exit(2);
+}
+
+// A whole number in [lo, hi], or a one-line error naming the option.
+long long whole(const char* opt, const std::string& v, long long lo, long long hi) {
+  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 9)
+    usage_error(std::string(opt) + " takes a whole number, got '" + v + "'");
+  const long long x = std::stoll(v);
+  if (x < lo || x > hi)
+    usage_error(std::string(opt) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + v);
+  return x;
+}
+
+// "4x1x1,1x4x1": each entry jc x ic x jr, each at least 1, at most 1024 threads in all.
+std::vector<Ways> parse_ways(const std::string& list) {
+  std::vector<Ways> out;
+  size_t at = 0;
+  while (at <= list.size()) {
+    const size_t end = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, end - at);
+    int w[3] = {0, 0, 0};
+    size_t from = 0;
+    for (int i = 0; i < 3; ++i) {
+      const size_t x = i < 2 ? item.find('x', from) : item.size();
+      if (x == std::string::npos) usage_error("--ways: '" + item + "' is not jc x ic x jr, e.g. 2x4x1");
+      w[i] = int(whole("--ways", item.substr(from, x - from), 1, 1024));
+      from = x + 1;
+    }
+    if (w[0] * w[1] * w[2] > 1024) usage_error("--ways: '" + item + "' makes more than 1024 threads");
+    out.push_back({w[0], w[1], w[2]});
+    at = end + 1;
+  }
+  return out;
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string opt = argv[i];
+    if (opt == "-h" || opt == "--help") {
+      std::printf(
+          "usage: step04_ways_sweep --ways JCxICxJR[,JCxICxJR...] [--n N] [--reps R]\n"
+          "  --ways LIST   the ways to force, one after the other (threads = jc * ic * jr)\n"
+          "  --n N         the size of the square product (default 2048, 1..32768)\n"
+          "  --reps R      timed calls per ways after one warm-up (default 3, 1..100)\n");
+      std::exit(0);
+    }
+    if (i + 1 >= argc) usage_error("option " + opt + " needs a value");
+    const std::string v = argv[++i];
+    if (opt == "--n")
+      a.n = whole("--n", v, 1, 32768);
+    else if (opt == "--reps")
+      a.reps = int(whole("--reps", v, 1, 100));
+    else if (opt == "--ways")
+      a.ways = parse_ways(v);
+    else
+      usage_error("unknown option '" + opt + "'");
+  }
+  if (a.ways.empty()) usage_error("--ways is required (e.g. --ways 4x1x1,1x4x1)");
+  return a;
+}
+
+int run(const Args& a) {
+  const int64_t n = a.n;
+  lab::Matrix A(n, n), B(n, n), C(n, n), first(n, n);
+  A.fill_random(1);
+  B.fill_random(2);
+  const auto mk = lab::step04::microkernel(lab::step04::best_isa());
+  const auto blk = lab::step04::default_blocking(lab::step04::best_isa());
+  std::printf("step04_ways_sweep: n = %lld, %d timed call(s) each, %s %dx%d kernel, %d OpenMP threads at most\n",
+              (long long)n, a.reps, lab::step04::isa_name(lab::step04::best_isa()), mk.mr, mk.nr,
+              omp_get_max_threads());
+  std::printf("%-62s %8s %8s  %s\n", "layout", "best", "median", "GFLOP/s; same bits as the first");
+  bool all_same = true;
+  for (size_t w = 0; w < a.ways.size(); ++w) {
+    const Ways ways = a.ways[w];
+    lab::step04::force_ways(ways);
+    omp_set_num_threads(ways.threads());
+    std::vector<double> s;
+    for (int r = 0; r <= a.reps; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      lab::step04::dgemm(1.0, A.cview(), B.cview(), 0.0, C.view());
+      const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (r > 0) s.push_back(dt);  // the first call warms up
+    }
+    std::sort(s.begin(), s.end());
+    if (w == 0) std::memcpy(first.data(), C.data(), sizeof(double) * size_t(n) * size_t(n));
+    const bool same = std::memcmp(first.data(), C.data(), sizeof(double) * size_t(n) * size_t(n)) == 0;
+    all_same = all_same && same;
+    const auto layout = lab::step04::layout_for_call(ways.threads(), n, n, n, mk.mr, mk.nr, blk);
+    std::printf("%-62s %8.1f %8.1f  %s\n", lab::step04::describe(layout).c_str(),
+                lab::gflops(n, n, n, s.front()), lab::gflops(n, n, n, s[s.size() / 2]), same ? "yes" : "NO");
+  }
+  lab::step04::force_ways(std::nullopt);
+  if (!all_same) {
+    std::fprintf(stderr, "step04_ways_sweep: error: some ways gave other bits than the first\n");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse(argc, argv);
+  try {
+    return run(a);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "step04_ways_sweep: error: not enough memory for three %lld x %lld matrices and a copy\n",
+                 (long long)a.n, (long long)a.n);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "step04_ways_sweep: error: %s\n", e.what());
+  }
+  return 1;
+}
