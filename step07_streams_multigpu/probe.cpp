@@ -46,6 +46,7 @@
 
 #include "lab/bench.hpp"
 #include "lab/cuda.hpp"
+#include "engine.hpp"
 #include "plan.hpp"
 
 namespace {
@@ -198,29 +199,6 @@ double probe_all_at_once(const std::vector<int>& gpus, size_t bytes, Way way) {
     if (r > 0) best = std::min(best, std::chrono::duration<double>(Clock::now() - t).count());
   }
   return gbs(bytes * gpus.size() * (way == Way::both ? 2 : 1), best);
-}
-
-// Whether every GPU listed can read and write every other's memory directly
-// (NVLink, or PCIe peer to peer); if so, that access is turned on.
-bool enable_peers(const std::vector<int>& gpus) {
-  for (int a : gpus)
-    for (int b : gpus) {
-      int can = 0;
-      if (a != b) LAB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
-      if (a != b && !can) return false;
-    }
-  for (int a : gpus) {
-    LAB_CUDA_CHECK(cudaSetDevice(a));
-    for (int b : gpus) {
-      if (a == b) continue;
-      const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
-      if (e == cudaErrorPeerAccessAlreadyEnabled)
-        (void)cudaGetLastError();  // (clears it: on by an earlier call is what we want)
-      else
-        LAB_CUDA_CHECK(e);
-    }
-  }
-  return true;
 }
 
 // One peer copy of `bytes` from GPU `src` to GPU `dst` (GB/s), best of kReps,
@@ -503,7 +481,8 @@ int main(int argc, char** argv) {
       if (std::find(distinct.begin(), distinct.end(), g) == distinct.end()) distinct.push_back(g);
     double peer_per_gpu = 0;  // each GPU's sending rate with every pair copying at once
     if (distinct.size() > 1) {
-      if (enable_peers(distinct)) {
+      if (lab::step07::detail::unreachable(distinct).empty()) {
+        lab::step07::detail::enable_peers(distinct);
         report("peer copy, one pair (GPU " + std::to_string(distinct[0]) + " to " + std::to_string(distinct[1]) +
                    ")",
                -1, probe_peer_pair(distinct[0], distinct[1], bytes), "GB/s");

@@ -51,37 +51,6 @@ bool pinned_view(ConstMatView v) {
   return pinned_memory(v.data) && pinned_memory(v.data + (v.cols - 1) * v.ld + v.rows - 1);
 }
 
-// "" when every pair of these distinct devices can reach each other's memory.
-std::string unreachable(const std::vector<int>& devices) {
-  for (int d : devices)
-    for (int q : devices) {
-      if (d == q) continue;
-      int can = 0;
-      LAB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, d, q));
-      if (!can)
-        return "GPU " + std::to_string(d) + " cannot reach the memory of GPU " + std::to_string(q) +
-               " (cudaDeviceCanAccessPeer)";
-    }
-  return "";
-}
-
-// Peer access from every device to every other, both ways. It stays enabled
-// for the life of the process (as the pools of engine.cpp stay): enabling it
-// again is an error CUDA names, which means there is nothing to do.
-void enable_peers(const std::vector<int>& devices) {
-  for (int d : devices) {
-    LAB_CUDA_CHECK(cudaSetDevice(d));
-    for (int q : devices) {
-      if (q == d) continue;
-      const cudaError_t e = cudaDeviceEnablePeerAccess(q, 0);
-      if (e == cudaErrorPeerAccessAlreadyEnabled)
-        cudaGetLastError();  // (clears it)
-      else
-        lab::cuda::check(e, "cudaDeviceEnablePeerAccess(q, 0)", __FILE__, __LINE__);
-    }
-  }
-}
-
 // The caller's current device, back as it was at the end of the call.
 class KeepDevice {
  public:
@@ -263,6 +232,37 @@ class Run {
 };
 
 }  // namespace
+
+// (engine.hpp) "" when every pair of these distinct devices can reach each other's memory.
+std::string unreachable(const std::vector<int>& devices) {
+  for (int d : devices)
+    for (int q : devices) {
+      if (d == q) continue;
+      int can = 0;
+      LAB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, d, q));
+      if (!can)
+        return "GPU " + std::to_string(d) + " cannot reach the memory of GPU " + std::to_string(q) +
+               " (cudaDeviceCanAccessPeer)";
+    }
+  return "";
+}
+
+// Peer access from every device to every other, both ways. It stays enabled
+// for the life of the process (as the pools of engine.cpp stay): enabling it
+// again is an error CUDA names, which means there is nothing to do.
+void enable_peers(const std::vector<int>& devices) {
+  for (int d : devices) {
+    LAB_CUDA_CHECK(cudaSetDevice(d));
+    for (int q : devices) {
+      if (q == d) continue;
+      const cudaError_t e = cudaDeviceEnablePeerAccess(q, 0);
+      if (e == cudaErrorPeerAccessAlreadyEnabled)
+        cudaGetLastError();  // (clears it)
+      else
+        lab::cuda::check(e, "cudaDeviceEnablePeerAccess(q, 0)", __FILE__, __LINE__);
+    }
+  }
+}
 
 bool share_panels(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, const Options& opts,
                   const TileStages& stages) {
