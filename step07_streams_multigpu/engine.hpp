@@ -213,13 +213,6 @@ struct Panels {
   MatView A{}, B{};  ///< tile rows x depth, depth x tile columns
 };
 
-/// "" when every pair of these distinct devices can reach each other's memory
-/// (cudaDeviceCanAccessPeer), else what cannot, in one line.
-std::string unreachable(const std::vector<int>& devices);
-/// Peer access from every device to every other, both ways, kept for the life
-/// of the process (already enabled is fine).
-void enable_peers(const std::vector<int>& devices);
-
 /// Runs body(worker) for every slot that can get a tile (the first
 /// plan.tiles() of them), each on a host thread of its own with a Worker
 /// made there, then finish(). When a worker throws, call.failed tells

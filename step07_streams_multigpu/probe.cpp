@@ -481,8 +481,8 @@ int main(int argc, char** argv) {
       if (std::find(distinct.begin(), distinct.end(), g) == distinct.end()) distinct.push_back(g);
     double peer_per_gpu = 0;  // each GPU's sending rate with every pair copying at once
     if (distinct.size() > 1) {
-      if (lab::step07::detail::unreachable(distinct).empty()) {
-        lab::step07::detail::enable_peers(distinct);
+      if (lab::cuda::unreachable(distinct).empty()) {
+        lab::cuda::enable_peers(distinct);
         report("peer copy, one pair (GPU " + std::to_string(distinct[0]) + " to " + std::to_string(distinct[1]) +
                    ")",
                -1, probe_peer_pair(distinct[0], distinct[1], bytes), "GB/s");

@@ -51,18 +51,6 @@ bool pinned_view(ConstMatView v) {
   return pinned_memory(v.data) && pinned_memory(v.data + (v.cols - 1) * v.ld + v.rows - 1);
 }
 
-// The caller's current device, back as it was at the end of the call.
-class KeepDevice {
- public:
-  KeepDevice() { LAB_CUDA_CHECK(cudaGetDevice(&device_)); }
-  ~KeepDevice() { cudaSetDevice(device_); }
-  KeepDevice(const KeepDevice&) = delete;
-  KeepDevice& operator=(const KeepDevice&) = delete;
-
- private:
-  int device_ = 0;
-};
-
 // One GPU entry of the team: its worker, a stream for the slices it sends
 // (so that they leave while its next slices come in from the host), the
 // events recorded after them, and its tile in the current super tile.
@@ -233,37 +221,6 @@ class Run {
 
 }  // namespace
 
-// (engine.hpp) "" when every pair of these distinct devices can reach each other's memory.
-std::string unreachable(const std::vector<int>& devices) {
-  for (int d : devices)
-    for (int q : devices) {
-      if (d == q) continue;
-      int can = 0;
-      LAB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, d, q));
-      if (!can)
-        return "GPU " + std::to_string(d) + " cannot reach the memory of GPU " + std::to_string(q) +
-               " (cudaDeviceCanAccessPeer)";
-    }
-  return "";
-}
-
-// Peer access from every device to every other, both ways. It stays enabled
-// for the life of the process (as the pools of engine.cpp stay): enabling it
-// again is an error CUDA names, which means there is nothing to do.
-void enable_peers(const std::vector<int>& devices) {
-  for (int d : devices) {
-    LAB_CUDA_CHECK(cudaSetDevice(d));
-    for (int q : devices) {
-      if (q == d) continue;
-      const cudaError_t e = cudaDeviceEnablePeerAccess(q, 0);
-      if (e == cudaErrorPeerAccessAlreadyEnabled)
-        cudaGetLastError();  // (clears it)
-      else
-        lab::cuda::check(e, "cudaDeviceEnablePeerAccess(q, 0)", __FILE__, __LINE__);
-    }
-  }
-}
-
 bool share_panels(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, const Options& opts,
                   const TileStages& stages) {
   using Share = Options::Share;
@@ -284,12 +241,12 @@ bool share_panels(double alpha, ConstMatView A, ConstMatView B, double beta, Mat
     if (g >= count) return false;  // (the caller's plan names it)
     if (std::find(devices.begin(), devices.end(), g) == devices.end()) devices.push_back(g);
   }
-  const std::string gap = unreachable(devices);
+  const std::string gap = lab::cuda::unreachable(devices);
   if (!gap.empty()) {
     if (opts.share == Share::on) throw std::invalid_argument("share: " + gap);
     return false;
   }
-  const KeepDevice keep;
+  const lab::cuda::KeepDevice keep;
   // One worker per entry (see the top of this file); the entries of one device share its memory.
   std::vector<StreamSlot> slots;
   for (int e = 0; e < int(opts.gpus.size()); ++e) slots.push_back({e, opts.gpus[size_t(e)], 0});
@@ -298,7 +255,7 @@ bool share_panels(double alpha, ConstMatView A, ConstMatView B, double beta, Mat
   const SharePlan sp = make_share_plan(C.rows, C.cols, A.cols, opts, call->cap, call->streams_per_device,
                                        int(slots.size()), opts.device_mem_limit > 0);
   call->plan = sp.plan;
-  enable_peers(devices);
+  lab::cuda::enable_peers(devices);
   Run(*call, sp, stages).all(slots);
   return true;
 }

@@ -33,18 +33,9 @@ Timing run_variant(const Variant& v, double alpha, ConstMatView A, ConstMatView 
   h.run = run_variant;
   h.peak_gflops = [] { return fp64_peak_gflops(); };
   h.device_name = [] { return device_info().name; };
-  h.pin_host = [](void* p, size_t bytes) -> std::shared_ptr<void> {
-    // Portable: pinned for every device, so a multi-GPU variant copies straight from it too.
-    const cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
-    if (e == cudaErrorHostMemoryAlreadyRegistered) {
-      // Small matrices can share a page with one pinned before; the rest of
-      // this one stays pageable (step07 then stages it), and nothing is to undo.
-      cudaGetLastError();
-      return nullptr;
-    }
-    LAB_CUDA_CHECK(e);
-    return std::shared_ptr<void>(p, [](void* q) { cudaHostUnregister(q); });
-  };
+  // Portable: pinned for every device, so a multi-GPU variant copies straight from
+  // it too; where a page was pinned before, the rest stays pageable (step07 stages it).
+  h.pin_host = pin_host;
   set_gpu_hooks(std::move(h));
   return true;
 }();

@@ -46,4 +46,14 @@ const DeviceInfo& device_info() {
   return info;
 }
 
+std::shared_ptr<void> pin_host(void* p, size_t bytes) {
+  const cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+  if (e == cudaErrorHostMemoryAlreadyRegistered) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  LAB_CUDA_CHECK(e);
+  return std::shared_ptr<void>(p, [](void* q) { cudaHostUnregister(q); });
+}
+
 }  // namespace lab::cuda

@@ -14,8 +14,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "lab/matrix.hpp"
 #include "lab/timer.hpp"
@@ -66,6 +68,12 @@ const DeviceInfo& device_info();  ///< of the current device; throws without one
 /// GFLOP/s, measured once by a short probe kernel (about 30 ms) and cached.
 double fp64_peak_gflops();
 
+/// Page-locks `bytes` at `p` for every device of the process (cudaHostRegister,
+/// portable) until the returned handle goes. nullptr, with nothing to undo, where
+/// a page of it was already registered (small matrices can share a page with
+/// one pinned before): that memory stays pageable.
+std::shared_ptr<void> pin_host(void* p, size_t bytes);
+
 // ---- RAII ----------------------------------------------------------------
 
 /// An owning device allocation of `count` elements of T (cudaMalloc / cudaFree).
@@ -96,6 +104,58 @@ class DeviceBuffer {
   T* ptr_ = nullptr;
   size_t count_ = 0;
 };
+
+/// The caller's current device, made current again when this goes out of scope;
+/// KeepDevice(d) also makes d current meanwhile.
+class KeepDevice {
+ public:
+  KeepDevice() { LAB_CUDA_CHECK(cudaGetDevice(&device_)); }
+  explicit KeepDevice(int device) : KeepDevice() {
+    if (device != device_) LAB_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~KeepDevice() { cudaSetDevice(device_); }
+  KeepDevice(const KeepDevice&) = delete;
+  KeepDevice& operator=(const KeepDevice&) = delete;
+
+ private:
+  int device_ = 0;
+};
+
+// The two below are inline, so that step07's emulated tests build them against
+// their own CUDA calls.
+
+/// "" when every pair of these distinct devices can reach each other's memory
+/// (cudaDeviceCanAccessPeer), else what cannot, in one line.
+inline std::string unreachable(const std::vector<int>& devices) {
+  for (int d : devices)
+    for (int q : devices) {
+      if (d == q) continue;
+      int can = 0;
+      LAB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, d, q));
+      if (!can)
+        return "GPU " + std::to_string(d) + " cannot reach the memory of GPU " + std::to_string(q) +
+               " (cudaDeviceCanAccessPeer)";
+    }
+  return "";
+}
+
+/// Peer access from every device to every other, both ways, kept for the life
+/// of the process: enabling it again is an error CUDA names, which means there
+/// is nothing to do. The current device stays as it was.
+inline void enable_peers(const std::vector<int>& devices) {
+  const KeepDevice keep;
+  for (int d : devices) {
+    LAB_CUDA_CHECK(cudaSetDevice(d));
+    for (int q : devices) {
+      if (q == d) continue;
+      const cudaError_t e = cudaDeviceEnablePeerAccess(q, 0);
+      if (e == cudaErrorPeerAccessAlreadyEnabled)
+        cudaGetLastError();  // (clears it)
+      else
+        check(e, "cudaDeviceEnablePeerAccess(q, 0)", __FILE__, __LINE__);
+    }
+  }
+}
 
 /// A non-blocking stream (does not synchronize with the legacy default stream).
 class Stream {
