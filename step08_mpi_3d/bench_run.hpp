@@ -206,11 +206,16 @@ inline RunResult run_on_root(const RunSetup& s) {
 #if LAB_STEP08_HAVE_CUDA
   std::optional<Plan> plan;
   std::optional<DeviceContext> dev;
+  std::vector<std::shared_ptr<void>> pins;  // --host-memory pinned: rank 0's matrices page-locked until the run ends
   if (s.local == LocalKernel::cuda) {
     plan.emplace(MPI_COMM_WORLD, s.m, s.n, s.k, s.grid);
     dev.emplace(plan->cube(), static_cast<Transfer>(s.transfer));
-    r.note = dev->describe() + "; rank 0's matrices through pinned buffers" +
-             (dev->uses_nccl() ? " and NCCL" : " and MPI");
+    dev->set_root_copy(static_cast<RootCopy>(s.root_copy));
+    all_or_none(MPI_COMM_WORLD, [&] {
+      if (root && s.pinned_host)
+        for (Matrix* mat : {&A, &B, &C})
+          if (mat->size() > 0) pins.push_back(lab::cuda::pin_host(mat->data(), sizeof(double) * size_t(mat->size())));
+    });
     call = [&] {
       dgemm_device_root(*plan, *dev, s.alpha, root ? A.cview() : none, root ? B.cview() : none, s.beta,
                         root ? C.view() : none, o);
@@ -228,6 +233,11 @@ inline RunResult run_on_root(const RunSetup& s) {
       restore_c, [&](size_t) { calls.push_back(bd); });
   r.grid = bd.grid;
   finish_run(r, calls);
+#if LAB_STEP08_HAVE_CUDA
+  if (dev)
+    r.note = dev->describe() + "; rank 0's matrices (" + (s.pinned_host ? "pinned" : "pageable") + ") " +
+             dev->root_route();
+#endif
   restore_c();
   call();
   r.check = check_distributed(MPI_COMM_WORLD, s.m, s.n, s.k, s.alpha, s.beta, s.seeds,

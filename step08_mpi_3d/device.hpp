@@ -27,6 +27,14 @@ namespace lab::step08 {
 /// How device blocks travel: NCCL where it can, NCCL or nothing, MPI through host buffers.
 enum class Transfer { automatic, nccl, mpi };
 
+/// How the rank-0 entry moves rank 0's host matrices to and from the ranks' GPUs:
+///   direct: rank 0 copies every rank's block straight into that rank's GPU (CUDA
+///     IPC), each GPU through its own host link, all at once: needs every rank on
+///     rank 0's node and rank 0 able to reach each GPU;
+///   relay: through rank 0's GPU and NCCL (or pinned pieces with MPI), one link;
+///   automatic: direct where it can, else relay.
+enum class RootCopy { automatic, direct, relay };
+
 /// This rank's GPU for the multiply: the device, a stream, a cuBLAS handle, the
 /// NCCL communicators along the three fibres (when NCCL is used), scratch blocks
 /// and pinned staging buffers. Collective over the cube's ranks. With
@@ -44,6 +52,13 @@ class DeviceContext {
   bool uses_nccl() const;
   void* stream() const;         ///< the cudaStream_t everything of this context runs on
   std::string describe() const;  ///< e.g. "GPU 0 (NVIDIA H100 80GB HBM3), NCCL"
+  /// The rank-0 entry's path from the next call on (default automatic), and the
+  /// most bytes one piece of a block carries (0: 64 MiB; a piece is at least one
+  /// column). Small pieces make many: the tests run the pinned rings and the
+  /// links' balance on small matrices with them.
+  void set_root_copy(RootCopy how, size_t piece_bytes = 0);
+  /// The path the last rank-0 call took, in words ("" before the first call).
+  std::string root_route() const;
 
   struct State;  // device.cpp
   State& state() const { return *state_; }
@@ -100,22 +115,25 @@ void cuda_host_setup(const Cube& cube);
 // collective over the context's cube and throw alike on every rank only through
 // the caller's all_or_none.
 
-/// Staging buffers and streams, and (with NCCL, p > 1) an NCCL communicator over
-/// every rank of the cube, made on the first call and kept in the context.
+/// Staging buffers and streams, the path (RootCopy: whether rank 0 reaches every
+/// rank's GPU, tried once) and, when the path is relay with NCCL and p > 1, an NCCL
+/// communicator over every rank of the cube; made on the first call and kept.
 void root_prepare(DeviceContext& dev);
 /// After a failed call, on every rank: ends that communicator and drops the staging.
 void root_abandon(DeviceContext& dev);
 /// This rank's device block of matrix `slot` (0 A, 1 B, 2 C), ld = rows, kept between calls.
 MatView root_block(DeviceContext& dev, int slot, const Block& b);
-/// Rank 0 copies every rank's block out of M, a piece (<= 64 MiB of whole
-/// columns) at a time, through pinned buffers to its GPU and sends it with NCCL
-/// into the owner's block (its own pieces go straight into `mine`); without
-/// NCCL the pinned pieces travel with MPI and the owner copies them to its GPU.
-void root_scatter(DeviceContext& dev, const std::vector<Block>& blocks, ConstMatView M, MatView mine, int threads,
-                  Traffic& t);
+/// Rank 0 copies every rank's block out of M into `mine` (the owner's block of
+/// `slot`), a piece (<= 64 MiB of whole columns) at a time. Direct: into each
+/// rank's GPU through that GPU's link, straight from M when it is pinned, else
+/// through pinned buffers. Relay: through pinned buffers to rank 0's GPU and with
+/// NCCL into the owner's block; without NCCL the pinned pieces travel with MPI
+/// and the owner copies them to its GPU.
+void root_scatter(DeviceContext& dev, int slot, const std::vector<Block>& blocks, ConstMatView M, MatView mine,
+                  int threads, Traffic& t);
 /// The mirror: every rank's block comes to rank 0 and is copied into its place in M.
-void root_gather(DeviceContext& dev, const std::vector<Block>& blocks, ConstMatView mine, MatView M, int threads,
-                 Traffic& t);
+void root_gather(DeviceContext& dev, int slot, const std::vector<Block>& blocks, ConstMatView mine, MatView M,
+                 int threads, Traffic& t);
 
 inline namespace LAB_IMPL_NS {
 
@@ -125,10 +143,10 @@ void multiply_device(const Plan& plan, DeviceContext& dev, double alpha, ConstMa
                      double beta, MatView C, Breakdown* breakdown = nullptr);
 
 /// The rank-0 entry on GPUs: A, B, C whole in rank 0's host memory (any ld; the
-/// other ranks' views are ignored), the same contract as dgemm(comm, ...), with
-/// every block moved between rank 0's host memory and its rank's GPU through
-/// pinned buffers and NCCL (root_scatter, root_gather) and multiplied with
-/// multiply_device. `plan` is made for C's m x n and A's k, `dev` on its cube;
+/// other ranks' views are ignored; pinned or not), the same contract as
+/// dgemm(comm, ...), with every block moved between rank 0's host memory and its
+/// rank's GPU (root_scatter, root_gather: the context's RootCopy) and multiplied
+/// with multiply_device. `plan` is made for C's m x n and A's k, `dev` on its cube;
 /// both are kept between calls (NCCL communicators and pinned memory are slow to
 /// make). opts: threads (rank 0's host copies; 0: OpenMP's default) and
 /// breakdown; opts.local and opts.grid do not apply (the plan has the grid).

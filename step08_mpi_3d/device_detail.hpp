@@ -211,6 +211,8 @@ struct DeviceContext::State {
   std::unique_ptr<detail::NcclComm> all;  // every rank of the cube: the rank-0 entry's sends (made on first use)
 #endif
   std::unique_ptr<detail::RootStaging, detail::RootStagingFree> root;  // the rank-0 entry's staging
+  RootCopy root_copy = RootCopy::automatic;  // asked for (set_root_copy)
+  size_t root_piece_bytes = 0;               // 0: RootStaging::kChunkBytes
   const Cube* cube = nullptr;
 
   explicit State(int dev) : device(dev) {}

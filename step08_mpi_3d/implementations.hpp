@@ -29,6 +29,8 @@ struct RunSetup {
   int64_t pad = 0;            ///< ld = rows + pad for the blocks born on the ranks
   bool data_on_root = false;  ///< the rank-0 dgemm (scatter, multiply, gather) instead
   int transfer = 0;           ///< device blocks: Transfer (0 automatic, 1 nccl, 2 mpi)
+  int root_copy = 0;          ///< the rank-0 entry on GPUs: RootCopy (0 automatic, 1 direct, 2 relay)
+  bool pinned_host = false;   ///< the rank-0 entry on GPUs: rank 0's matrices page-locked (cudaHostRegister)
   int nb = 256;               ///< ScaLAPACK's block size
   bool bcasts_at_once = true; ///< host blocks: Options::bcasts_at_once
 };

@@ -57,7 +57,7 @@ struct Step08Args {
   std::string breakdown_csv;
   double alpha = 1.0, beta = 0.0;
   int64_t pad = 0;
-  int nb = 256, transfer = 0, warmup = 1;
+  int nb = 256, transfer = 0, warmup = 1, root_copy = 0;
   bool data_on_root = false;
   bool bcasts_at_once = true;
 };
@@ -127,6 +127,11 @@ std::vector<const char*> take_step08_args(int argc, char** argv, Step08Args* s) 
       if (v != "auto" && v != "nccl" && v != "mpi")
         throw UsageError("option --transfer takes auto, nccl or mpi, got '" + v + "'");
       s->transfer = v == "auto" ? 0 : v == "nccl" ? 1 : 2;
+    } else if (a == "--root-copy") {
+      const std::string v = next();
+      if (v != "auto" && v != "direct" && v != "relay")
+        throw UsageError("option --root-copy takes auto, direct or relay, got '" + v + "'");
+      s->root_copy = v == "auto" ? 0 : v == "direct" ? 1 : 2;
     } else if (a == "--bcast") {
       const std::string v = next();
       if (v != "together" && v != "in-turn")
@@ -163,6 +168,11 @@ std::string usage() {
          "  --local LIST     what multiplies the blocks: step04 (your kernel), openblas, cuda (blocks on\n"
          "                   each rank's GPU, chosen by its index on the node); comma-separated: one run each\n"
          "  --transfer HOW   device blocks: auto (NCCL where it can), nccl, mpi (through host buffers)\n"
+         "  --root-copy HOW  --data root --local cuda: direct (rank 0 copies into every GPU of its node\n"
+         "                   through that GPU's own link, CUDA IPC), relay (through rank 0's GPU and\n"
+         "                   NCCL), auto (direct where it can, the default)\n"
+         "  --host-memory pinned|pageable   --data root --local cuda: rank 0's matrices page-locked\n"
+         "                   (cudaHostRegister, outside the timing) or not (the default)\n"
          "  --bcast HOW      host blocks: together (A's and B's broadcasts in flight at once, the\n"
          "                   default) or in-turn (B's after A's)\n"
          "  --threads T      threads per rank of the cpu kernels (default: all cores)\n"
@@ -202,7 +212,7 @@ void report(const std::vector<RunResult>& runs, const lab::BenchOptions& o, int 
     const Figures f = figures_of(r, o);
     rec.note = todo ? r.check.report
                     : "p=" + std::to_string(p) + " layout=" + r.layout + " data=" +
-                          (s.data_on_root ? "root" : "ranks") +
+                          (s.data_on_root ? "root" : "ranks") + (o.pinned_host ? " host=pinned" : "") +
                           (f.has_product ? " overhead=" + std::to_string(f.overhead) : "") +
                           (pl.oversubscribed ? " oversubscribed" : "") + (s.bcasts_at_once ? "" : " bcast=in-turn");
     records.push_back(rec);
@@ -249,6 +259,11 @@ int run(int argc, char** argv) {
     o = lab::parse_bench_args(static_cast<int>(rest.size()), rest.data(), kInfo);
     if (!o.variants.empty() || !o.params.tile.empty() || o.params.gpus || o.params.streams)
       throw UsageError("--variant, --tile, --gpus and --streams do not apply to step08 (see --help)");
+    const bool root_on_gpus = s.data_on_root && std::find(s.locals.begin(), s.locals.end(), LocalKernel::cuda) !=
+                                                   s.locals.end();
+    if ((o.pinned_host || s.root_copy != 0) && !root_on_gpus)
+      throw UsageError("--host-memory pinned and --root-copy apply to the rank-0 entry on GPUs only "
+                       "(--data root --local cuda)");
     if (o.full_check)
       throw UsageError("--check (the full reference) needs the whole matrices on one rank; step08 checks with a "
                        "distributed randomized check instead");
@@ -320,6 +335,8 @@ int run(int argc, char** argv) {
   setup.pad = s.pad;
   setup.data_on_root = s.data_on_root;
   setup.transfer = s.transfer;
+  setup.root_copy = s.root_copy;
+  setup.pinned_host = o.pinned_host;
   setup.bcasts_at_once = s.bcasts_at_once;
   setup.nb = s.nb;
   std::vector<RunResult> runs;

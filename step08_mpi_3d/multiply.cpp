@@ -106,14 +106,14 @@ void dgemm_device_root(const Plan& plan, DeviceContext& dev, double alpha, Const
   }
   const int threads = opts.threads;
   root_phase(plan, dev, bd, kScatter, [&](Traffic& t) {
-    root_scatter(dev, every_rank(plan, &Layout::a_block), A, a, threads, t);
-    root_scatter(dev, every_rank(plan, &Layout::b_block), B, b, threads, t);
+    root_scatter(dev, 0, every_rank(plan, &Layout::a_block), A, a, threads, t);
+    root_scatter(dev, 1, every_rank(plan, &Layout::b_block), B, b, threads, t);
     // beta == 0 must not read C: then it is not sent at all (cuBLAS writes c without reading it).
-    if (beta != 0.0) root_scatter(dev, every_rank(plan, &Layout::c_block), C, c, threads, t);
+    if (beta != 0.0) root_scatter(dev, 2, every_rank(plan, &Layout::c_block), C, c, threads, t);
   });
   multiply_device(plan, dev, alpha, a, b, beta, c, &bd);
   root_phase(plan, dev, bd, kGather, [&](Traffic& t) {
-    root_gather(dev, every_rank(plan, &Layout::c_block), c, C, threads, t);
+    root_gather(dev, 2, every_rank(plan, &Layout::c_block), c, C, threads, t);
   });
 }
 

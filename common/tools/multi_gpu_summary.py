@@ -268,8 +268,8 @@ class Summary:
         if not root:
             print("  (no rows with data=root)")
             return
-        print(f"  {'GPUs':>4} {'s':>8} {'TFLOP/s':>8} {'step07':>8} {'ratio':>6} {'goal':>6} {'verdict':<7} "
-              f"{'with more GPUs':<32} check")
+        print(f"  {'GPUs':>4} {'host':<8} {'s':>8} {'TFLOP/s':>8} {'step07':>8} {'ratio':>6} {'goal':>6} "
+              f"{'verdict':<7} {'with more GPUs':<32} check")
         best = None  # (seconds, GPUs): the fastest on fewer GPUs so far
         slower = []
         for g in sorted(root):
@@ -288,7 +288,8 @@ class Summary:
                     trend = "ok"
             if r.s and (best is None or r.s < best[0]):
                 best = (r.s, g)
-            print(f"  {g:>4} {fmt(r.s, '8.3f'):>8} {fmt(r.tf, '8.2f'):>8} {fmt(s07 and s07.tf, '8.2f'):>8} "
+            print(f"  {g:>4} {r.note.get('host', 'pageable'):<8} {fmt(r.s, '8.3f'):>8} {fmt(r.tf, '8.2f'):>8} "
+                  f"{fmt(s07 and s07.tf, '8.2f'):>8} "
                   f"{fmt(ratio, '.2f') + 'x' if ratio else '-':>6} {ROOT_ENTRY_GOAL:>5.2f}x {v:<7} {trend:<32} "
                   f"{r.check}")
         if len([g for g in root if root[g].s]) > 1:

@@ -10,8 +10,13 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "mpi3d.hpp"
 #include "mpi_testing.hpp"
@@ -45,6 +50,7 @@ using lab::step08::Block;
 using lab::step08::Breakdown;
 using lab::step08::Grid;
 using lab::step08::Plan;
+using lab::step08::RootCopy;
 using lab::step08::Transfer;
 
 
@@ -122,16 +128,59 @@ std::string breakdown_finding(const Breakdown& bd, const Plan& plan, const Shape
   return out;
 }
 
+// Pieces of at most 512 bytes (a piece is at least one column): every block
+// travels in many, so the rings of pinned and device buffers wrap around and,
+// on the direct path, pieces take other GPUs' links and NVLink, as the pieces
+// of large matrices do.
+constexpr size_t kPieceBytes = 512;
+
+// Where rank 0's matrices live: in pageable memory (lab::Matrix), or in pinned
+// copies of them (cudaMallocHost: whole pages of their own, so that they are
+// page-locked entire, which the direct path copies straight from and into).
+class HostMatrices {
+ public:
+  HostMatrices(std::initializer_list<Matrix*> mats, bool pinned) {
+    for (Matrix* m : mats) {
+      double* p = m->data();
+      if (pinned && m->size() > 0) {
+        void* q = nullptr;
+        LAB_CUDA_CHECK(cudaMallocHost(&q, sizeof(double) * size_t(m->size())));
+        pins_.emplace_back(q, [](void* x) { cudaFreeHost(x); });
+        p = static_cast<double*>(q);
+      }
+      mats_.push_back({m, p});
+    }
+    to_pinned();
+  }
+  /// The view of `m` where the call reads and writes it.
+  MatView view(const Matrix& m, int64_t i0 = 0, int64_t j0 = 0, int64_t rows = -1, int64_t cols = -1) const {
+    for (const auto& [mat, p] : mats_)
+      if (mat == &m) return {p + i0 + j0 * m.ld(), rows < 0 ? m.rows() : rows, cols < 0 ? m.cols() : cols, m.ld()};
+    throw std::logic_error("HostMatrices: not one of mine");
+  }
+  void to_pinned() const {
+    for (const auto& [mat, p] : mats_)
+      if (p != mat->data()) std::memcpy(p, mat->data(), sizeof(double) * size_t(mat->size()));
+  }
+  void from_pinned() const {
+    for (const auto& [mat, p] : mats_)
+      if (p != mat->data()) std::memcpy(mat->data(), p, sizeof(double) * size_t(mat->size()));
+  }
+
+ private:
+  std::vector<std::pair<Matrix*, double*>> mats_;
+  std::vector<std::shared_ptr<void>> pins_;
+};
+
 // A, B and C whole on rank 0 (ld = rows + pad; C inside a frame of guard cells,
-// full of NaN when beta == 0, which must vanish). Two calls on one plan and
-// context (the second reuses the staging and the NCCL communicator), each checked
-// on rank 0 against the reference with the harness's bound, and the second's
-// breakdown on every rank.
-std::string root_entry_on_gpus(const Grid& g, const Shape& s, Transfer how) {
+// full of NaN when beta == 0, which must vanish), pageable or pinned. Two calls
+// on one plan and context (the second reuses the staging, the IPC mappings and
+// the NCCL communicator), each checked on rank 0 against the reference with the
+// harness's bound, and the second's breakdown on every rank.
+std::string root_entry_on_gpus(const Grid& g, const Shape& s, Transfer how, RootCopy path, bool pinned) {
   const bool root = world_rank() == 0;
   const uint64_t seed = lab::testing::fresh_seed();
   Matrix a, b, c0, framed;
-  MatView C{nullptr, 0, 0, 1};
   if (root) {
     a = Matrix(s.m, s.k, s.m + s.pad);
     b = Matrix(s.k, s.n, s.k + s.pad);
@@ -141,10 +190,12 @@ std::string root_entry_on_gpus(const Grid& g, const Shape& s, Transfer how) {
     b.fill_random(seed + 1);
     c0.fill_random(seed + 2);
     if (s.beta == 0.0) c0.fill_nan();
-    C = {framed.data() + 1 + framed.ld(), s.m, s.n, framed.ld()};
   }
+  const HostMatrices host({&a, &b, &framed}, root && pinned);
+  const MatView C = root ? host.view(framed, 1, 1, s.m, s.n) : MatView{nullptr, 0, 0, 1};
   const Plan plan(MPI_COMM_WORLD, s.m, s.n, s.k, g);
   lab::step08::DeviceContext dev(plan.cube(), how);
+  dev.set_root_copy(path, kPieceBytes);
   const MatView none{nullptr, 0, 0, 1};
   Breakdown bd;
   lab::step08::Options o;
@@ -154,14 +205,16 @@ std::string root_entry_on_gpus(const Grid& g, const Shape& s, Transfer how) {
     if (root) {
       framed.fill_all(guard_value());
       for (int64_t j = 0; j < s.n; ++j)
-        for (int64_t i = 0; i < s.m; ++i) C(i, j) = c0(i, j);
+        for (int64_t i = 0; i < s.m; ++i) framed(1 + i, 1 + j) = c0(i, j);
+      host.to_pinned();
     }
-    lab::step08::dgemm_device_root(plan, dev, s.alpha, root ? a.cview() : none, root ? b.cview() : none, s.beta,
-                                   root ? C : none, o);
+    lab::step08::dgemm_device_root(plan, dev, s.alpha, root ? host.view(a) : none, root ? host.view(b) : none,
+                                   s.beta, C, o);
     if (!root) continue;
+    host.from_pinned();
     Matrix out(s.m, s.n);
     for (int64_t j = 0; j < s.n; ++j)
-      for (int64_t i = 0; i < s.m; ++i) out(i, j) = C(i, j);
+      for (int64_t i = 0; i < s.m; ++i) out(i, j) = framed(1 + i, 1 + j);
     const lab::CheckResult r = lab::check_against_reference(s.alpha, a.cview(), b.cview(), s.beta, c0.cview(),
                                                             out.cview());
     if (!r.ok) finding += "call " + std::to_string(call + 1) + ": " + r.report;
@@ -171,15 +224,16 @@ std::string root_entry_on_gpus(const Grid& g, const Shape& s, Transfer how) {
   }
   if (!finding.empty()) finding += "(seed " + std::to_string(seed) + ", rerun with LAB_SEED=" + std::to_string(seed) + ")\n";
   finding += breakdown_finding(bd, plan, s);
-  return finding.empty() ? "" : dev.describe() + ": " + finding;
+  return finding.empty() ? "" : dev.describe() + ", " + dev.root_route() + (pinned ? ", pinned" : ", pageable") +
+                                    ": " + finding;
 }
 
-void root_entry_on_every_grid(Transfer how) {
+void root_entry_on_every_grid(Transfer how, RootCopy path, bool pinned) {
   for (const Grid& g : explicit_grids())
     for (const Shape& s : kShapes) {
       SCOPED_TRACE("rank-0 entry, grid " + g.str() + " m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) +
                    " k=" + std::to_string(s.k) + " beta=" + std::to_string(s.beta) + " pad=" + std::to_string(s.pad));
-      const std::string finding = first_finding(root_entry_on_gpus(g, s, how));
+      const std::string finding = first_finding(root_entry_on_gpus(g, s, how, path, pinned));
       EXPECT_TRUE(finding.empty()) << finding;
     }
 }
@@ -213,7 +267,22 @@ TEST(Step08DeviceMpi, RootEntryThroughPinnedBuffersAndMpi) {
   std::string why;
   const bool gpu = have_gpu(&why);
   if (skip_unless(gpu, "step08 device tests: " + why)) GTEST_SKIP();
-  root_entry_on_every_grid(Transfer::mpi);
+  root_entry_on_every_grid(Transfer::mpi, RootCopy::relay, /*pinned=*/false);
+}
+
+// Every rank of this test is on rank 0's node: rank 0 copies into every rank's
+// GPU itself (CUDA IPC; several ranks may share one GPU), from pageable
+// matrices through its pinned pieces and from pinned ones straight.
+TEST(Step08DeviceMpi, RootEntryDirectIntoEveryGpu) {
+  std::string why;
+  const bool gpu = have_gpu(&why);
+  if (skip_unless(gpu, "step08 device tests: " + why)) GTEST_SKIP();
+  {
+    SCOPED_TRACE("pageable");
+    root_entry_on_every_grid(Transfer::mpi, RootCopy::direct, /*pinned=*/false);
+  }
+  SCOPED_TRACE("pinned");
+  root_entry_on_every_grid(Transfer::mpi, RootCopy::direct, /*pinned=*/true);
 }
 
 // The one-call form (rank 0 alone knows the sizes; NCCL where it can), and a bad
@@ -278,7 +347,15 @@ TEST(Step08DeviceNccl, RootEntryThroughPinnedBuffersAndNccl) {
   const bool gpu = have_gpu(&why);
   if (skip_unless(gpu, "step08 NCCL tests: " + why)) GTEST_SKIP();
   if (skip_without_nccl()) GTEST_SKIP();
-  root_entry_on_every_grid(Transfer::nccl);
+  root_entry_on_every_grid(Transfer::nccl, RootCopy::relay, /*pinned=*/false);
+}
+
+TEST(Step08DeviceNccl, RootEntryDirectBesideNccl) {
+  std::string why;
+  const bool gpu = have_gpu(&why);
+  if (skip_unless(gpu, "step08 NCCL tests: " + why)) GTEST_SKIP();
+  if (skip_without_nccl()) GTEST_SKIP();
+  root_entry_on_every_grid(Transfer::nccl, RootCopy::direct, /*pinned=*/true);
 }
 
 #endif

@@ -78,10 +78,10 @@ class FourGpuRun(unittest.TestCase):
         self.has("4", "2x2x1", "0.4120", "170.80", "3.37x", "3.20x", "met", "5.1 %", "pass")
 
     def test_step08_rank0_entry_against_step07(self):
-        # GPUs, s, TFLOP/s, step07's TFLOP/s on as many GPUs, ratio, goal, verdict, with more GPUs
-        self.has("1", "4.472", "15.74", "49.42", "0.32x", "0.70x", "MISSED", "-", "pass")
-        self.has("2", "2.600", "27.06", "93.95", "0.29x", "0.70x", "MISSED", "ok", "pass")
-        self.has("4", "1.620", "43.44", "175.92", "0.25x", "0.70x", "MISSED", "ok", "pass")
+        # GPUs, host memory, s, TFLOP/s, step07's TFLOP/s on as many GPUs, ratio, goal, verdict, with more GPUs
+        self.has("1", "pageable", "4.472", "15.74", "49.42", "0.32x", "0.70x", "MISSED", "-", "pass")
+        self.has("2", "pageable", "2.600", "27.06", "93.95", "0.29x", "0.70x", "MISSED", "ok", "pass")
+        self.has("4", "pageable", "1.620", "43.44", "175.92", "0.25x", "0.70x", "MISSED", "ok", "pass")
         self.assertIn("never slower with more GPUs: met", self.out)
 
     def test_step09_both_shapes(self):
@@ -114,10 +114,12 @@ class Variants(unittest.TestCase):
         path.write_text(text.replace(old, new))
 
     def test_rank0_entry_slower_with_more_gpus_is_flagged(self):
-        # the 4-rank run of the rank-0 entry takes 5.1 s: slower than on 2 GPUs (2.6 s) and on 1 (4.472 s)
+        # the 4-rank run of the rank-0 entry takes 5.1 s: slower than on 2 GPUs (2.6 s) and on 1 (4.472 s);
+        # its matrices were pinned (--host-memory pinned), which the host column says
         self.edit("step08_multi.csv", "16,1.62,43437.4964,1.62,1.62,1,", "16,5.1,13797.7929,5.1,5.1,1,")
+        self.edit("step08_multi.csv", "p=4 layout=2x2x1 data=root ", "p=4 layout=2x2x1 data=root host=pinned ")
         out = summary(self.dir).stdout
-        self.assertTrue(line(out, "4", "5.100", "13.80", "175.92", "0.08x", "0.70x", "MISSED",
+        self.assertTrue(line(out, "4", "pinned", "5.100", "13.80", "175.92", "0.08x", "0.70x", "MISSED",
                              "SLOWER", "than", "on", "2", "GPUs", "(5.100", "s", ">", "2.600", "s)"), out)
         self.assertIn("never slower with more GPUs: MISSED (FLAGGED: slower on 4 GPUs)", out)
         self.assertIn("MISSED: step08 rank-0 entry never slower with more GPUs", out)
