@@ -13,7 +13,7 @@ DIR holds the CSVs the benchmark stages of common/tools/multi-gpu-check write
                            rank-0 entry (note "data=root"), one row per rank count
   step09_multi.csv         step09 min-plus, both shapes, one row per rank count
 Tables, at every GPU count found: step07 (speed-up against 1 GPU, the goals
-1.85x on 2 and 3.2x on 4, the probe's bounds), step07's large n (goal 3.5x
+1.9x on 2 and 3.2x on 4, the probe's bounds), step07's large n (goal 3.5x
 the 1-GPU rate at the smaller n), the probe's rates and bounds and the paper
 table of a larger host, step08 blocks born on the GPUs (1.8x on 2, 3.2x on 4),
 step08's rank-0 entry (its rate against step07's on as many GPUs, goal at
@@ -28,7 +28,7 @@ import pathlib
 import re
 import sys
 
-STEP07_GOALS = {2: 1.85, 4: 3.2}
+STEP07_GOALS = {2: 1.9, 4: 3.2}
 STEP07_BIG_GOAL = 3.5    # the large n on 4 GPUs against 1 GPU's rate at the smaller n
 STEP08_GOALS = {2: 1.8, 4: 3.2}
 ROOT_ENTRY_GOAL = 0.7    # the rank-0 entry's rate against step07's on as many GPUs
