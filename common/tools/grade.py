@@ -276,6 +276,15 @@ def compile_errors(log, folder, n=4):
     return picked[:n]
 
 
+def has_target(build_dir, name):
+    """Whether the build system in build_dir has a target `name` (a step's program
+    is not one where its toolkit is missing)."""
+    p = subprocess.run(["cmake", "--build", str(build_dir), "--target", "help"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True)
+    names = {re.sub(r"^\.\.\. ", "", line).split(":")[0].split(" ")[0] for line in p.stdout.splitlines()}
+    return p.returncode != 0 or name in names  # (no answer: assume it is, and report the build as failed)
+
+
 def cmd_check(args):
     """Run the grader's checker on every checked step's student variants; one JSON
     of verdicts ({stepNN: {"variants": [...], "compile_error": [lines] or None}})."""
@@ -299,7 +308,12 @@ def cmd_check(args):
         exe = pathlib.Path(args.tree) / args.bin / folder
         entry = verdicts[step] = {"variants": [], "compile_error": None}
         if not exe.is_file():
-            entry["compile_error"] = compile_errors(args.build_log, folder) or ["(the build log names no error line)"]
+            errors = compile_errors(args.build_log, folder)
+            if not errors and not has_target(exe.parent.parent, folder):
+                entry["skipped"] = f"{folder} is not built here (CUDA or MPI was off or not found when " \
+                                   f"the tree was configured)"
+                continue
+            entry["compile_error"] = errors or ["(the build log names no error line)"]
             continue
         for i, (variant, kind) in enumerate(variants):
             js = out_dir / f".check-{step}-{variant}.json"
@@ -334,7 +348,18 @@ def read_checked(path):
                            "output": "did not compile; the compiler said first:\n" + "\n".join(lines),
                            "skip_reasons": {}}
             continue
+        if entry.get("skipped"):  # its program is not built here (no CUDA, no MPI)
+            name = f"{step}.checked"
+            tests[name] = {"name": name, "result": "skipped", "why": entry["skipped"], "cases": {},
+                           "output": "LAB-SKIP: " + entry["skipped"], "skip_reasons": {}}
+            continue
         for v in entry["variants"]:
+            skip = next((c for c in v["cases"] if c.get("skipped")), None)
+            if skip:  # a GPU variant on a machine without a usable GPU
+                name = f"{step}.checked.{v['variant']}"
+                tests[name] = {"name": name, "result": "skipped", "why": skip["why"], "cases": {},
+                               "output": "LAB-SKIP: " + skip["why"], "skip_reasons": {}}
+                continue
             for part in ("checked", "speed"):
                 cs = [c for c in v["cases"] if c["name"].startswith("speed:") == (part == "speed")]
                 if not cs:

@@ -14,6 +14,10 @@
 // (lab/check.hpp), exactly for min-plus and max-plus, the guard rows below the
 // m x n block bit for bit, and bad arguments refused with C untouched. After
 // each case every process of the account is killed, detached ones included.
+// A GPU variant runs in the step program on device copies of the buffers, at
+// the same leading dimensions (the guard rows travel too); where the step
+// program has no usable GPU it answers so on the first case, which becomes one
+// skipped case with its reason: the step is graded on a GPU host.
 // A speed case times the fixed reference loop (lab/speed_reference.hpp) here,
 // while no process of the account runs, and the student's product from
 // outside: from the last byte of input written to the last byte of C read,
@@ -471,10 +475,11 @@ int main(int argc, char** argv) {
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout));
   struct Verdict {
     std::string name, why, figures;  // why it failed ("" passed); a speed case's measured rates
+    bool skipped = false;            // not run here: a GPU variant without a usable GPU (why says why)
   };
   std::vector<Verdict> verdicts;
   uint64_t index = 0;
-  bool out_of_time = false;
+  bool out_of_time = false, no_device = false;
   for (const Case& cs : cases(o.kind)) {
     ++index;
     if (out_of_time) {
@@ -485,10 +490,16 @@ int main(int argc, char** argv) {
     const lab::wire::Request rq{lab::wire::kRequestMagic, cs.m, cs.n, cs.k, cs.kb, cs.lda, cs.ldb, cs.ldc, cs.alpha,
                                 cs.beta};
     const Outcome out = serve(o, rq, buffer(in.A), buffer(in.B), buffer(in.C0), deadline);
+    if (out.answered && out.reply.status == lab::wire::kNoDevice) {
+      // the machine, not the submission: one skipped case says why, and the step is graded elsewhere
+      verdicts.assign(1, {"the variant on this machine", out.msg, "", true});
+      no_device = true;
+      break;
+    }
     if (!out.answered && out.failure == "timed out") out_of_time = true;
     verdicts.push_back({cs.name, verdict(o, cs, in, out), ""});
   }
-  if (!o.speed.empty()) {
+  if (!o.speed.empty() && !no_device) {
     const Speed sp = parse_speed(o.speed);
     Verdict v{speed_name(sp), "not run: the step's time ran out", ""};
     if (!out_of_time) v.why = speed_case(o, sp, deadline, &v.figures);
@@ -500,6 +511,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < verdicts.size(); ++i)
     js << (i ? ",\n  " : "\n  ") << "{\"name\": " << json_string(verdicts[i].name)
        << ", \"passed\": " << (verdicts[i].why.empty() ? "true" : "false") << ", \"why\": " << json_string(verdicts[i].why)
+       << (verdicts[i].skipped ? ", \"skipped\": true" : "")
        << (verdicts[i].figures.empty() ? "" : ", \"figures\": " + json_string(verdicts[i].figures)) << "}";
   js << "\n]}\n";
   const std::string tmp = o.json + ".part";

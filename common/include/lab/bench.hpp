@@ -102,6 +102,10 @@ struct GpuHooks {
   std::function<std::string()> device_name;
   /// Page-locks `bytes` at `p` (cudaHostRegister) until the returned handle goes.
   std::function<std::shared_ptr<void>(void* p, size_t bytes)> pin_host;
+  /// One call of a device variant for the grader (`--serve`): the whole host
+  /// buffers of the call (each ld x cols, C's rows below m included) go to the
+  /// device at the same ld, the variant runs once, and C's whole buffer comes back.
+  std::function<void(const Variant&, const GemmCall& host_call)> serve;
 };
 void set_gpu_hooks(GpuHooks hooks);
 const GpuHooks* gpu_hooks();  ///< nullptr in a build without CUDA

@@ -27,8 +27,16 @@ struct Request {
   double alpha, beta;
 };
 
-/// What became of the call.
-enum Status : int64_t { kDone = 0, kInvalidArgument = 1, kNotImplemented = 2, kOtherError = 3, kNoVariant = 4 };
+/// What became of the call. kNoDevice: a GPU variant on a machine (or build)
+/// without a usable GPU; the message says why, and the step is graded elsewhere.
+enum Status : int64_t {
+  kDone = 0,
+  kInvalidArgument = 1,
+  kNotImplemented = 2,
+  kOtherError = 3,
+  kNoVariant = 4,
+  kNoDevice = 5
+};
 
 struct Reply {
   uint64_t magic;

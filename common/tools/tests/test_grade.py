@@ -527,6 +527,27 @@ class Grade(unittest.TestCase):
         self.assertEqual(steps["step02"]["score"], 0)
         self.assertIn("did not compile: step02_transpose/transpose.cpp:3:1: error: oops", self.tmp.joinpath("c.md").read_text())
 
+    def test_a_checked_gpu_step_without_a_gpu_is_graded_separately(self):
+        # step05's variant answered "no usable GPU" (one skipped case); step08's program is not built here
+        no_gpu = {"step": "step05", "variant": "tiled", "kind": "gemm",
+                  "cases": [{"name": "the variant on this machine", "passed": False, "skipped": True,
+                             "why": "no CUDA device visible (cudaGetDeviceCount: cudaErrorNoDevice)"}]}
+        now = {"step05": {"variants": [no_gpu], "compile_error": None},
+               "step08": {"variants": [], "compile_error": None,
+                          "skipped": "step08_mpi_3d is not built here (its toolkit was not found)"}}
+        (self.tmp / "n.json").write_text(json.dumps(now))
+        run("baseline", "--checked", self.tmp / "n.json", "-o", self.tmp / "base2.json")
+        out = self.tmp / "c.json"
+        run("score", "--checked", self.tmp / "n.json", "--points", FIX / "points.toml",
+            "--baseline", self.tmp / "base2.json", "--steps", "05,08", "--json", out, "--md", self.tmp / "c.md")
+        data = json.loads(out.read_text())
+        steps = {r["step"]: r for r in data["extra_data"]["lab_steps"]}
+        for step, why in (("step05", "no CUDA device visible"), ("step08", "step08_mpi_3d is not built here")):
+            self.assertEqual(steps[step]["status"], "separately", steps[step])
+            self.assertEqual(steps[step]["score"], 0)
+            self.assertIn(why, steps[step]["why"])
+            self.assertIn("--steps " + step[4:], steps[step]["command"])
+
     def test_a_program_that_ran_no_tests_where_the_skeleton_did_earns_nothing(self):
         xml = self.tmp / "quiet.xml"
         xml.write_text((FIX / "skeleton.xml").read_text())
