@@ -32,6 +32,10 @@ lacks that line or words it otherwise, so every skeleton carries the same line.
                                 write the solution as the compiler sees it: the
                                 skeleton parts blanked (line numbers kept, and a
                                 #line directive so errors point at IN)
+    make_skeletons.py --solutions DEST
+                                every student file's solution, stripped so, at
+                                its own path under DEST: a submission that
+                                solves every step (what CI and node-check grade)
 """
 import argparse
 import difflib
@@ -186,10 +190,17 @@ def main():
     parser.add_argument("--check", action="store_true", help="only compare; exit 1 when a skeleton is stale")
     parser.add_argument("--list", action="store_true", help="print the student's files, one a line")
     parser.add_argument("--strip", nargs=2, metavar=("IN", "OUT"), help="write IN without its skeleton parts to OUT")
+    parser.add_argument("--solutions", metavar="DEST", help="write every student file's stripped solution under DEST")
     parser.add_argument("--root", default=pathlib.Path(__file__).resolve().parents[2], type=pathlib.Path)
     args = parser.parse_args()
     if args.strip:
         return strip(*args.strip)
+    if args.solutions:
+        for rel in student_files(args.root):
+            rc = strip(args.root / "solutions" / rel, pathlib.Path(args.solutions) / rel)
+            if rc:
+                return rc
+        return 0
     if args.list:
         print("\n".join(student_files(args.root)))
         return 0
