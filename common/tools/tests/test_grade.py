@@ -597,5 +597,35 @@ def write(path, body):
     path.write_text(body)
 
 
+class SpeedFigures(unittest.TestCase):
+    """grading.toml's [speed] says the figures of each step's own speed test
+    (tests/perf_*.cpp): the same reference loop, size and ratio, or the grade
+    and ./lab test would ask different things of the same code."""
+
+    def test_grading_toml_matches_the_steps_speed_tests(self):
+        import re
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python < 3.11
+            try:
+                import tomli as tomllib
+            except ModuleNotFoundError:
+                self.skipTest("no TOML reader (Python < 3.11 without tomli)")
+        root = HERE.parents[2]
+        speed = tomllib.loads((root / "common" / "grading.toml").read_text())["speed"]
+        self.assertTrue(speed)
+        for step, figures in speed.items():
+            ref, n, ratio = figures.split(",")
+            folder = next(root.glob(step + "_*/tests"))
+            found = []
+            for f in sorted(folder.glob("perf_*.cpp")):
+                text = f.read_text()
+                for m in re.finditer(r"speedup\(\s*(\d+),\s*\"[^\"]*\",\s*&lab::speed::(\w+),[^;]*;.*?"
+                                     r"EXPECT_GE\(speedup,\s*([\d.]+)\)", text, re.S):
+                    found.append((m.group(2), int(m.group(1)), float(m.group(3))))
+            self.assertIn((ref, int(n), float(ratio)), found,
+                          f"{step}: grading.toml says {figures}; its speed tests say {found}")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)
