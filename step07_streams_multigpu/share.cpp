@@ -33,14 +33,10 @@
 // same memory (more bytes per flop: the handout's formula) and make a
 // second team to keep in step.
 #include <algorithm>
-#include <exception>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "engine.hpp"
@@ -86,35 +82,12 @@ struct Team {
   std::vector<std::unique_ptr<Entry>> entries;
   ~Team() {
     for (auto& x : entries) {
-      if (!x) continue;  // (its thread failed to make it)
       cudaSetDevice(x->w.slot().device);
       cudaStreamSynchronize(x->p2p.get());
     }
     cudaGetLastError();
   }
 };
-
-// fn(0), ..., fn(n - 1), each on a thread of its own, all at once; the first
-// exception is thrown again once all have ended. (An entry's device buffers,
-// streams and handle take milliseconds to make, GPU after GPU on one thread:
-// a pause before the first copy that grows with the GPUs.)
-void each_at_once(size_t n, const std::function<void(size_t)>& fn) {
-  std::mutex mu;
-  std::exception_ptr first;
-  std::vector<std::thread> threads;
-  threads.reserve(n);
-  for (size_t i = 0; i < n; ++i)
-    threads.emplace_back([&, i] {
-      try {
-        fn(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!first) first = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  if (first) std::rethrow_exception(first);
-}
 
 class Run {
  public:
@@ -123,8 +96,7 @@ class Run {
   void all(const std::vector<StreamSlot>& slots) {
     call_.running = 1;  // one host thread for the whole team
     Team team;
-    team.entries.resize(slots.size());
-    each_at_once(slots.size(), [&](size_t i) { team.entries[i] = std::make_unique<Entry>(call_, slots[i]); });
+    for (const StreamSlot& s : slots) team.entries.push_back(std::make_unique<Entry>(call_, s));
     e_ = &team.entries;
     int64_t count = 0;
     for (int64_t s = 0; s < sp_.supers(); ++s) {
