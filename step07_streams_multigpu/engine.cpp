@@ -213,16 +213,7 @@ Worker::~Worker() {
   if (blas_) HandlePool::get().give(slot_.device, blas_);
 }
 
-bool Worker::pinned(const void* p) const { return pinned_memory(p); }
-
-bool pinned_memory(const void* p) {
-  cudaPointerAttributes a{};
-  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-    cudaGetLastError();  // not an error worth keeping: the memory is simply not known to CUDA
-    return false;
-  }
-  return a.type == cudaMemoryTypeHost;
-}
+bool Worker::pinned(const void* p) const { return lab::cuda::pinned_memory(p); }
 
 Worker::Staging& Worker::take(std::vector<Staging>& ring, size_t& next, size_t count) {
   if (ring.empty()) {

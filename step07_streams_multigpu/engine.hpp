@@ -57,9 +57,6 @@ struct Call {
 /// for cuBLAS's workspaces and the runtime.
 size_t usable_device_memory(const std::map<int, int>& streams_per_device);
 
-/// True when host memory p is page-locked (copies straight from it are asynchronous).
-bool pinned_memory(const void* p);
-
 /// The start of every variant: checks the arguments and the options
 /// (std::invalid_argument before any work, GPU ids included), does BLAS's
 /// early exits on the host (alpha == 0 or k == 0: C <- beta C, A and B not

@@ -45,12 +45,6 @@
 namespace lab::step07::detail {
 namespace {
 
-// True when the whole span of v is pinned (an empty view has nothing to copy).
-bool pinned_view(ConstMatView v) {
-  if (v.rows == 0 || v.cols == 0) return true;
-  return pinned_memory(v.data) && pinned_memory(v.data + (v.cols - 1) * v.ld + v.rows - 1);
-}
-
 // One GPU entry of the team: its worker, a stream for the slices it sends
 // (so that they leave while its next slices come in from the host), the
 // events recorded after them, and its tile in the current super tile.
@@ -230,7 +224,7 @@ bool share_panels(double alpha, ConstMatView A, ConstMatView B, double beta, Mat
   if (opts.gpus.size() < 2)
     throw std::invalid_argument("share: sharing the panels needs two GPU entries or more, got one");
   // Pageable matrices are bound by the host's staging copies, not by the host link: the plan without sharing.
-  if (opts.share == Share::automatic && !(pinned_view(A) && pinned_view(B))) return false;
+  if (opts.share == Share::automatic && !(lab::cuda::pinned_view(A) && lab::cuda::pinned_view(B))) return false;
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
     cudaGetLastError();

@@ -35,10 +35,9 @@
 // from its GPU: never pageable host buffers.
 //
 // Device memory on rank 0 beyond its own blocks: a piece per GPU (its stage) on
-// the direct path; two
-// pieces on the relay path (2 x 64 MiB, or two columns of the tallest block
-// where a column is larger), whatever the matrices' size; host memory: kRing
-// pinned pieces on every rank that stages.
+// the direct path; two pieces on the relay path (2 x 64 MiB, or two columns of
+// the tallest block where a column is larger), whatever the matrices' size;
+// host memory: kRing pinned pieces on every rank that stages.
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 #include <omp.h>
@@ -255,20 +254,6 @@ void mpi_wait(MPI_Request& r) {
   if (r != MPI_REQUEST_NULL) LAB_MPI_CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE));
 }
 
-// True when the whole span of v is page-locked host memory (an empty view has nothing to copy).
-bool pinned_view(ConstMatView v) {
-  if (v.rows == 0 || v.cols == 0) return true;
-  auto pinned = [](const void* p) {
-    cudaPointerAttributes a{};
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-      cudaGetLastError();
-      return false;
-    }
-    return a.type == cudaMemoryTypeHost;
-  };
-  return pinned(v.data) && pinned(v.data + (v.cols - 1) * v.ld + v.rows - 1);
-}
-
 // The pieces in turns over the ranks (one piece of each in turn), so that on the
 // direct path every GPU's link has a piece in flight while the host threads
 // fill the next one.
@@ -313,7 +298,7 @@ struct Move {
   Move(DeviceContext& dev, int which, const std::vector<Block>& blocks, ConstMatView M, int host, bool to_root,
        Traffic& t)
       : s(dev.state()), st(*s.root), comm(s.cube->cart), rank(comm.rank()), slot(which), direct(st.direct),
-        nccl(!direct && s.nccl && comm.size() > 1), pinned(rank == 0 && direct && pinned_view(M)),
+        nccl(!direct && s.nccl && comm.size() > 1), pinned(rank == 0 && direct && lab::cuda::pinned_view(M)),
         threads(host_threads(host)), copy(st.copy.get()), nccl_stream(s.stream.get()) {
 #if LAB_STEP08_HAVE_NCCL
     all = &s.all;

@@ -65,8 +65,9 @@ int serve_main(const char* variant, const StepInfo& info) {
   std::string no_gpu;  // why a GPU variant cannot run here ("" where it can)
   if (v != nullptr && v->backend != Backend::cpu) {
     const GpuHooks* h = gpu_hooks();
+    std::string why;
     if (h == nullptr) no_gpu = "this build has no CUDA";
-    else if (!h->available(&no_gpu) && no_gpu.empty()) no_gpu = "no usable GPU";
+    else if (!h->available(&why)) no_gpu = why.empty() ? "no usable GPU" : why;
   }
   if (v == nullptr) {
     reply.status = wire::kNoVariant;

@@ -121,8 +121,24 @@ class KeepDevice {
   int device_ = 0;
 };
 
-// The two below are inline, so that step07's emulated tests build them against
+// The four below are inline, so that step07's emulated tests build them against
 // their own CUDA calls.
+
+/// Whether `p` is page-locked host memory (cudaHostAlloc or cudaHostRegister).
+inline bool pinned_memory(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();  // not an error worth keeping: the memory is simply not known to CUDA
+    return false;
+  }
+  return a.type == cudaMemoryTypeHost;
+}
+
+/// Whether the whole span of v is page-locked (an empty view has nothing to copy).
+inline bool pinned_view(ConstMatView v) {
+  if (v.rows == 0 || v.cols == 0) return true;
+  return pinned_memory(v.data) && pinned_memory(v.data + (v.cols - 1) * v.ld + v.rows - 1);
+}
 
 /// "" when every pair of these distinct devices can reach each other's memory
 /// (cudaDeviceCanAccessPeer), else what cannot, in one line.
