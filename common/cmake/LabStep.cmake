@@ -235,7 +235,7 @@ function(lab_add_step step)
         endif()
         foreach(_r IN LISTS _ranks)
           # '|' separates the words here: a ';' would split this list of runs.
-          string(JOIN "|" _cmd ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${_r} ${LAB_MPIEXEC_EXTRA}
+          string(JOIN "|" _cmd ${LAB_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${_r} ${LAB_MPIEXEC_EXTRA}
                  ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${_t}> ${MPIEXEC_POSTFLAGS})
           list(APPEND _runs "np${_r}|${_cmd}")
         endforeach()

@@ -256,7 +256,7 @@ def plain_run_seconds(prog, fixtures, cap):
     probes included), or None when it did not end within cap seconds."""
     argv = [str(c) for c in prog["cmd"]] + [resolve(a, fixtures) for a in prog["small"]]
     work = pathlib.Path(tempfile.mkdtemp(prefix="fuzz-"))
-    env = dict(os.environ, OMP_NUM_THREADS="1", MPLBACKEND="Agg")
+    env = dict(os.environ, OMP_NUM_THREADS="1", MPLBACKEND="Agg", TMPDIR=str(work))
     try:
         t0 = time.monotonic()
         subprocess.run(argv, cwd=work, stdin=subprocess.DEVNULL, capture_output=True, timeout=cap, env=env)
@@ -271,7 +271,8 @@ def run_vector(cmd, tail, culprit, fixtures, timeout, allowed=OK_STATUSES):
     """Runs one vector in a fresh folder; returns None when it behaved, else why not."""
     argv = [str(c) for c in cmd] + [resolve(a, fixtures) for a in tail]
     work = pathlib.Path(tempfile.mkdtemp(prefix="fuzz-"))
-    env = dict(os.environ, OMP_NUM_THREADS="1", MPLBACKEND="Agg")
+    # TMPDIR: the run's own folder (mpiexec's of several runs at once race for one session folder in /tmp)
+    env = dict(os.environ, OMP_NUM_THREADS="1", MPLBACKEND="Agg", TMPDIR=str(work))
     try:
         t0 = time.monotonic()
         try:
