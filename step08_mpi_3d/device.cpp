@@ -71,6 +71,7 @@ DeviceContext::DeviceContext(const Cube& cube, Transfer how) {
     state_ = std::make_unique<State>(pick_device(index));
     state_->cube = &cube;
     state_->shared_gpu = on_node > device_count();
+    state_->ranks_on_node = on_node;
     cudaDeviceProp prop{};
     LAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, state_->device));
     state_->name = prop.name;

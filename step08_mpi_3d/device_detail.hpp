@@ -195,6 +195,7 @@ struct DeviceContext::State {
   std::string name;
   bool nccl = false;
   bool shared_gpu = false;
+  int ranks_on_node = 1;  // the cube's ranks on this rank's node (MPI_COMM_TYPE_SHARED)
   lab::cuda::Stream stream;
   lab::cuda::CublasHandle blas;
   detail::DeviceBuffer<std::byte> scratch[3];  // A, B, C blocks a rank receives or computes

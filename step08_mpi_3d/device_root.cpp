@@ -333,9 +333,7 @@ void choose_route(DeviceContext::State& s, RootStaging& st) {
   int route = 0;  // 0 relay, 1 direct, 2 direct asked for and impossible
   st.device_of.assign(size_t(p), -1);
   if (want != static_cast<int>(RootCopy::relay)) {
-    MPI_Comm node_comm = MPI_COMM_NULL;
-    LAB_MPI_CHECK(MPI_Comm_split_type(comm.get(), MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_comm));
-    int one_node = Comm(node_comm).size() == p ? 1 : 0, all_one = 0;
+    int one_node = s.ranks_on_node == p ? 1 : 0, all_one = 0;
     LAB_MPI_CHECK(MPI_Allreduce(&one_node, &all_one, 1, MPI_INT, MPI_MIN, comm.get()));
     struct Card {
       char bus[32];
