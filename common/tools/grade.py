@@ -276,13 +276,30 @@ def compile_errors(log, folder, n=4):
     return picked[:n]
 
 
+def build_targets(build_dir):
+    """The targets of the build system in build_dir (`cmake --build --target help`:
+    "name: phony" with Ninja, "... name" with make), or None when it does not answer.
+    ./lab reads the same list through `grade.py targets`."""
+    p = subprocess.run(["cmake", "--build", str(build_dir), "--target", "help"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True)
+    if p.returncode != 0:
+        return None
+    return sorted({re.sub(r"^\.\.\. ", "", line).split(":")[0].split(" ")[0] for line in p.stdout.splitlines()} - {""})
+
+
 def has_target(build_dir, name):
     """Whether the build system in build_dir has a target `name` (a step's program
     is not one where its toolkit is missing)."""
-    p = subprocess.run(["cmake", "--build", str(build_dir), "--target", "help"], stdout=subprocess.PIPE,
-                       stderr=subprocess.DEVNULL, text=True)
-    names = {re.sub(r"^\.\.\. ", "", line).split(":")[0].split(" ")[0] for line in p.stdout.splitlines()}
-    return p.returncode != 0 or name in names  # (no answer: assume it is, and report the build as failed)
+    names = build_targets(build_dir)
+    return names is None or name in names  # (no answer: assume it is, and report the build as failed)
+
+
+def cmd_targets(args):
+    """Print the build's targets whose names start with the prefix, one per line."""
+    for name in build_targets(args.build) or []:
+        if name.startswith(args.prefix):
+            print(name)
+    return 0
 
 
 def cmd_check(args):
@@ -1269,6 +1286,10 @@ def main():
     p = sub.add_parser("checked", help="print the steps the checker grades (NN,NN)")
     p.add_argument("--points", required=True)
     p.set_defaults(fn=lambda a: print(",".join(s[4:] for s in sorted(read_config(a.points)[1]))) or 0)
+    p = sub.add_parser("targets", help="print a build's targets (those that start with --prefix)")
+    p.add_argument("build")
+    p.add_argument("--prefix", default="")
+    p.set_defaults(fn=cmd_targets)
     p = sub.add_parser("score")
     p.add_argument("junit", nargs="?", help="ctest's JUnit report (the steps the checker does not check)")
     p.add_argument("--checked", help="the checker's verdicts (grade.py check)")
