@@ -7,10 +7,16 @@
 // (a rank that failed alone, e.g. writing a file, fails them all).
 #pragma once
 
+#include <string>
+
 namespace lab::step08 {
 
 /// Runs `run(argc, argv)` on every rank inside MPI_Init_thread / MPI_Finalize;
 /// returns the status main should return. `program` names the messages.
 int collective_main(int argc, char** argv, const char* program, int (*run)(int, char**));
+
+/// `--serve dgemm|choose_grid`: one call of the student's step08 for the
+/// grader's checker (serve.cpp); collective, returns the exit status.
+int serve_main(const std::string& what);
 
 }  // namespace lab::step08

@@ -251,6 +251,7 @@ int run(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   const bool root = rank == 0;
+  if (argc >= 2 && std::string(argv[1]) == "--serve") return lab::step08::serve_main(argc >= 3 ? argv[2] : "");
   Step08Args s;
   lab::BenchOptions o;
   std::vector<const lab::step08::Implementation*> impls;

@@ -23,8 +23,8 @@ Verdicts. For the steps in [check] of grading.toml, the cases are the
 checker's (common/tools/grade_check.cpp): it makes the inputs, runs the
 student's code in a process of the grading account and checks the outputs
 itself, so nothing that process prints or writes counts; GoogleTest's verdicts
-of those steps are not read. The other steps (GPU, MPI) are scored from ctest's
-JUnit as below.
+of those steps are not read (step08's run under mpiexec: rank 0 answers). The
+other steps (the GPU ones) are scored from ctest's JUnit as below.
 
 Fair points. A case earns points only when it FAILS on the
 untouched skeleton (the baseline): cases that pass without student code
@@ -127,8 +127,10 @@ def read_config(path):
         checked[key] = []
         for v in value.split():
             name, _, kind = v.partition(":")
-            if kind not in ("", "gemm", "minplus", "maxplus", "plustimes"):
-                fail(f"{path}: [check] {key}: '{v}': the kind must be gemm, minplus, maxplus or plustimes")
+            if kind not in ("", "gemm", "minplus", "maxplus", "plustimes", "grid"):
+                fail(f"{path}: [check] {key}: '{v}': the kind must be gemm, minplus, maxplus, plustimes or grid")
+            if not re.fullmatch(r"\w+(@np[1-9]\d?)?", name):
+                fail(f"{path}: [check] {key}: '{v}': expected a variant name, or name@npR (R ranks under mpiexec)")
             checked[key].append((name, kind or "gemm"))
     for key, value in (data.get("speed") or {}).items():
         if key not in checked or not isinstance(value, str) \
@@ -302,6 +304,34 @@ def cmd_targets(args):
     return 0
 
 
+MPI_CASE_TIMEOUT = 120  # seconds for one case under mpiexec (a product of at most 130 x 130 x 130)
+
+
+def mpi_launch(tree, ranks):
+    """The checker's --launch and --env words that start a step program under
+    mpiexec with `ranks` ranks: the build's own mpiexec (its CMake cache), with
+    Open MPI's oversubscription allowed, as the MPI tests run (the checker gives
+    each case a TMPDIR of its own). None: the build has no MPI."""
+    cache = pathlib.Path(tree) / "build" / "student" / "CMakeCache.txt"
+    try:
+        m = re.search(r"^MPIEXEC_EXECUTABLE:FILEPATH=(.+)$", cache.read_text(errors="replace"), re.M)
+    except OSError:
+        m = None
+    mpiexec = m.group(1).strip() if m else ""
+    if not mpiexec or not os.access(mpiexec, os.X_OK):
+        return None
+    try:
+        version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        version = ""
+    words = [mpiexec, "-n", str(ranks)]
+    env = []
+    if re.search(r"Open MPI|OpenRTE", version):
+        words += ["--oversubscribe", "--bind-to", "none"]
+        env = ["OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1"]
+    return [a for w in words for a in ("--launch", w)] + [a for e in env for a in ("--env", e)]
+
+
 def cmd_check(args):
     """Run the grader's checker on every checked step's student variants; one JSON
     of verdicts ({stepNN: {"variants": [...], "compile_error": [lines] or None}})."""
@@ -332,17 +362,29 @@ def cmd_check(args):
                 continue
             entry["compile_error"] = errors or ["(the build log names no error line)"]
             continue
-        for i, (variant, kind) in enumerate(variants):
-            js = out_dir / f".check-{step}-{variant}.json"
+        for i, (spec, kind) in enumerate(variants):
+            variant, _, ranks = spec.partition("@np")
+            launch = []
+            if ranks or kind == "grid":  # an MPI program: under mpiexec (choose_grid on one rank)
+                launch = mpi_launch(args.tree, int(ranks or 1))
+                if launch is None:
+                    entry["skipped"] = f"{folder} has no mpiexec in its build (MPI was off or not found)"
+                    break
+                # a deadlock (the common MPI mistake) ends its variant in 2 minutes, not --timeout
+                launch += ["--case-timeout", str(min(args.timeout, MPI_CASE_TIMEOUT))]
+            js = out_dir / f".check-{step}-{variant}-{ranks or 0}.json"
             js.unlink(missing_ok=True)
             cmd = [args.checker, "--runner", str(exe.resolve()), "--step", step, "--variant", variant, "--kind", kind,
-                   "--seed", str(seed + 7919 * i), "--json", str(js), "--timeout", str(args.timeout), *account]
+                   "--seed", str(seed + 7919 * i), "--json", str(js), "--timeout", str(args.timeout), *account,
+                   *launch]
             if i == 0 and step in speed:
                 cmd += ["--speed", speed[step]]
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             if p.returncode != 0 or not js.is_file():
-                fail(f"the checker failed on {step} {variant}: {p.stdout.strip()[-500:]}")
-            entry["variants"].append(json.loads(js.read_text()))
+                fail(f"the checker failed on {step} {spec}: {p.stdout.strip()[-500:]}")
+            verdict = json.loads(js.read_text())
+            verdict["variant"] = f"{variant}.np{ranks}" if ranks else variant
+            entry["variants"].append(verdict)
             js.unlink()
     write_whole(args.json, json.dumps(verdicts, indent=1))
     return 0

@@ -1,8 +1,9 @@
 // lab_grade_check: the grader's own checker, the only source of points for
 // the steps it checks (./lab grade; INSTRUCTORS.md, "How a grade is made").
 //
-//   lab_grade_check --runner EXE --step stepNN --variant NAME --kind gemm|minplus|maxplus|plustimes
+//   lab_grade_check --runner EXE --step stepNN --variant NAME --kind gemm|minplus|maxplus|plustimes|grid
 //                   --seed S --json OUT [--uid U --gid G] [--timeout SEC] [--speed REF,N,RATIO]
+//                   [--launch WORD ...] [--env NAME=VALUE ...] [--case-timeout SEC]
 //
 // It is built by the grader from the lab's own sources (the harness, no student
 // code) and runs as the grader's account. For each case it makes A, B and C
@@ -23,6 +24,10 @@
 // outside: from the last byte of input written to the last byte of C read,
 // in a fresh process each round, each result checked (Freivalds); each side's
 // best of 4 alternating rounds counts.
+// An MPI step (step08) is started as `--launch` words before EXE (mpiexec -n P
+// ...): rank 0 reads the inputs and answers, every rank runs the student's code.
+// Kind grid asks the step's choose_grid(p, m, n, k) (p in the request's kb) and
+// checks the grid against the rule the handout states, in the checker's own loop.
 // The verdicts go to OUT (JSON); nothing the step program prints counts.
 #include <fcntl.h>
 #include <grp.h>
@@ -33,6 +38,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -48,6 +55,7 @@
 #include "lab/matrix.hpp"
 #include "lab/speed_reference.hpp"
 #include "lab/timer.hpp"
+#include "grid.hpp"  // step08's factorizations and words_per_rank (given code, no MPI)
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -60,9 +68,11 @@ using lab::Matrix;
 
 struct Options {
   std::string runner, step, variant, kind = "gemm", json, speed;
+  std::vector<std::string> launch, env;  // words before the runner (mpiexec -n P ...); NAME=VALUE for it
   uint64_t seed = 0;
   long uid = -1, gid = -1;
-  double timeout = 600;
+  double timeout = 600;       // the variant's cases together
+  double case_timeout = 0;    // each case (0: only the variant's); a deadlock ends the variant sooner
 };
 
 [[noreturn]] void usage(const std::string& what) {
@@ -83,10 +93,16 @@ Options parse(int argc, char** argv) {
       else if (a == "--kind") o.kind = v;
       else if (a == "--json") o.json = v;
       else if (a == "--speed") o.speed = v;
+      else if (a == "--launch") o.launch.push_back(v);
+      else if (a == "--env") {
+        if (v.find('=') == std::string::npos || v[0] == '=') usage("--env: '" + v + "' is not NAME=VALUE");
+        o.env.push_back(v);
+      }
       else if (a == "--seed") o.seed = std::stoull(v);
       else if (a == "--uid") o.uid = std::stol(v);
       else if (a == "--gid") o.gid = std::stol(v);
       else if (a == "--timeout") o.timeout = std::stod(v);
+      else if (a == "--case-timeout") o.case_timeout = std::stod(v);
       else usage("unknown option " + a);
     } catch (const std::logic_error&) {
       usage(a + ": '" + v + "' is not a number");
@@ -94,9 +110,10 @@ Options parse(int argc, char** argv) {
   }
   if (o.runner.empty() || o.step.empty() || o.variant.empty() || o.json.empty())
     usage("--runner, --step, --variant and --json are required");
-  if (o.kind != "gemm" && o.kind != "minplus" && o.kind != "maxplus" && o.kind != "plustimes")
-    usage("--kind: '" + o.kind + "' is not gemm, minplus, maxplus or plustimes");
+  if (o.kind != "gemm" && o.kind != "minplus" && o.kind != "maxplus" && o.kind != "plustimes" && o.kind != "grid")
+    usage("--kind: '" + o.kind + "' is not gemm, minplus, maxplus, plustimes or grid");
   if (o.timeout <= 0) usage("--timeout must be positive");
+  if (o.case_timeout < 0) usage("--case-timeout must be positive (or 0: none)");
   return o;
 }
 
@@ -149,9 +166,31 @@ std::string signal_text(int status) {
   return "it ended";
 }
 
+// A folder of the case's own for the step program's TMPDIR (the account's when
+// one is named), removed with everything in it after the case: mpiexec's session
+// folder goes there, and nothing a case leaves in it outlives the case.
+struct CaseTmp {
+  std::string path;
+  explicit CaseTmp(const Options& o) {
+    const char* base = std::getenv("TMPDIR");
+    std::string t = std::string(base && *base ? base : "/tmp") + "/lab-check.XXXXXX";
+    if (mkdtemp(t.data()) == nullptr) throw std::runtime_error("cannot make a folder in " + t);
+    path = t;
+    if (o.uid >= 0 && chown(path.c_str(), static_cast<uid_t>(o.uid), static_cast<gid_t>(o.gid)) != 0)
+      throw std::runtime_error("cannot give " + path + " to the grading account");
+  }
+  ~CaseTmp() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  CaseTmp(const CaseTmp&) = delete;
+  CaseTmp& operator=(const CaseTmp&) = delete;
+};
+
 Outcome serve(const Options& o, const lab::wire::Request& rq, const std::vector<double>& a,
               const std::vector<double>& b, const std::vector<double>& c, Clock::time_point deadline) {
   Outcome out;
+  const CaseTmp tmp(o);
   int in[2], back[2];
   if (pipe(in) != 0 || pipe(back) != 0) throw std::runtime_error("pipe failed");
   const pid_t pid = fork();
@@ -165,7 +204,14 @@ Outcome serve(const Options& o, const lab::wire::Request& rq, const std::vector<
     for (int fd = 3; fd < 1024; ++fd) close(fd);
     become(o);
     setenv("OMP_NUM_THREADS", "1", 1);
-    execl(o.runner.c_str(), o.runner.c_str(), "--serve", o.variant.c_str(), static_cast<char*>(nullptr));
+    setenv("TMPDIR", tmp.path.c_str(), 1);
+    for (const std::string& e : o.env) setenv(e.substr(0, e.find('=')).c_str(), e.substr(e.find('=') + 1).c_str(), 1);
+    std::vector<std::string> words = o.launch;
+    words.insert(words.end(), {o.runner, "--serve", o.variant});
+    std::vector<char*> argv;
+    for (std::string& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
     _exit(127);
   }
   setpgid(pid, pid);
@@ -300,6 +346,40 @@ void semiring_reference(const std::string& kind, const Case& cs, const Inputs& i
     }
 }
 
+// step08's choose_grid, by the rule its handout states: the fewest words per
+// rank, then the least data on rank (0, 0, 0), then the smaller pz, then the
+// first in factorizations(p) order.
+lab::step08::Grid rule_grid(int p, int64_t m, int64_t n, int64_t k) {
+  using lab::step08::Split;
+  lab::step08::Grid best{};
+  int64_t best_words = std::numeric_limits<int64_t>::max(), best_data = best_words;
+  for (const lab::step08::Grid& g : lab::step08::factorizations(p)) {
+    const int64_t mx = Split{m, g.px}.largest(), ny = Split{n, g.py}.largest(), kz = Split{k, g.pz}.largest();
+    const int64_t words = lab::step08::words_per_rank(g, m, n, k), data = mx * kz + kz * ny + mx * ny;
+    if (words < best_words || (words == best_words && (data < best_data || (data == best_data && g.pz < best.pz)))) {
+      best = g;
+      best_words = words;
+      best_data = data;
+    }
+  }
+  return best;
+}
+
+// A grid case (p in kb): the answer's px, py, pz are the first three numbers of C.
+std::string grid_verdict(const Case& cs, const std::vector<double>& c) {
+  const int p = static_cast<int>(cs.kb);
+  const lab::step08::Grid want = rule_grid(p, cs.m, cs.n, cs.k);
+  const lab::step08::Grid got{static_cast<int>(c[0]), static_cast<int>(c[1]), static_cast<int>(c[2])};
+  if (got.px == want.px && got.py == want.py && got.pz == want.pz) return "";
+  std::ostringstream s;
+  s << "chose " << got.str();
+  if (got.px < 1 || got.py < 1 || got.pz < 1 || got.size() != p) s << ", which is not a grid of " << p << " ranks";
+  else s << " (" << lab::step08::words_per_rank(got, cs.m, cs.n, cs.k) << " words per rank)";
+  s << "; the fewest words with the handout's ties is " << want.str() << " ("
+    << lab::step08::words_per_rank(want, cs.m, cs.n, cs.k) << ")";
+  return s.str();
+}
+
 std::string verdict(const Options& o, const Case& cs, const Inputs& in, const Outcome& out) {
   using namespace lab::wire;
   if (!out.answered) return out.failure;
@@ -316,6 +396,7 @@ std::string verdict(const Options& o, const Case& cs, const Inputs& in, const Ou
   }
   if (st == kInvalidArgument) return "valid arguments refused: " + out.msg;
   if (st != kDone) return "an exception: " + out.msg;
+  if (o.kind == "grid") return grid_verdict(cs, out.c);
   Matrix C(in.C0.rows(), in.C0.cols());
   std::copy(out.c.begin(), out.c.end(), C.data());
   for (int64_t j = 0; j < C.cols(); ++j)
@@ -343,7 +424,26 @@ std::string verdict(const Options& o, const Case& cs, const Inputs& in, const Ou
   return std::to_string(r.mismatches) + " of " + std::to_string(r.checked) + " elements outside the bound: " + first;
 }
 
+// choose_grid(p, m, n, k): p in kb, the answer in C (1 x n, n >= 3)
+std::vector<Case> grid_cases() {
+  std::vector<Case> all;
+  const int64_t shapes[][3] = {{1000, 1000, 1000}, {8000, 500, 500}, {500, 8000, 500}, {300, 300, 20000}};
+  const char* names[] = {"square", "tall", "wide", "deep"};
+  for (int p : {2, 3, 4, 6, 8, 12, 16, 61, 64})
+    for (int i = 0; i < 4; ++i) {
+      const int64_t m = shapes[i][0], n = shapes[i][1], k = shapes[i][2];
+      all.push_back({"p = " + std::to_string(p) + ", " + names[i] + " " + std::to_string(m) + "x" + std::to_string(n) +
+                         "x" + std::to_string(k),
+                     m, n, k, p, 1, 1, 1, 1.0, 0.0});
+    }
+  all.push_back({"p = 1", 100, 100, 100, 1, 1, 1, 1, 1.0, 0.0});
+  all.push_back({"p = 8, a 3x5x7 product (fewer rows than ranks)", 3, 5, 7, 8, 1, 1, 1, 1.0, 0.0});
+  all.push_back({"bad: p = 0", 100, 100, 100, 0, 1, 1, 1, 1.0, 0.0, false, false, true});
+  return all;
+}
+
 std::vector<Case> cases(const std::string& kind) {
+  if (kind == "grid") return grid_cases();
   std::vector<Case> all;
   const bool gemm = kind == "gemm";
   const int64_t shapes[][3] = {{1, 1, 1},   {2, 3, 4},    {7, 5, 3},    {17, 13, 11}, {33, 65, 31},
@@ -480,28 +580,42 @@ int main(int argc, char** argv) {
   std::vector<Verdict> verdicts;
   uint64_t index = 0;
   bool out_of_time = false, no_device = false;
+  std::string not_run = "not run: the step's time ran out";  // the verdict of the cases after a timeout
   for (const Case& cs : cases(o.kind)) {
     ++index;
     if (out_of_time) {
-      verdicts.push_back({cs.name, "not run: the step's time ran out", ""});
+      verdicts.push_back({cs.name, not_run, ""});
       continue;
     }
     const Inputs in = make_inputs(cs, o.seed * 1000003ULL + index);
     const lab::wire::Request rq{lab::wire::kRequestMagic, cs.m, cs.n, cs.k, cs.kb, cs.lda, cs.ldb, cs.ldc, cs.alpha,
                                 cs.beta};
-    const Outcome out = serve(o, rq, buffer(in.A), buffer(in.B), buffer(in.C0), deadline);
+    const auto case_deadline =
+        o.case_timeout > 0 ? std::min(deadline, Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                                   std::chrono::duration<double>(o.case_timeout)))
+                           : deadline;
+    const Outcome out = serve(o, rq, buffer(in.A), buffer(in.B), buffer(in.C0), case_deadline);
     if (out.answered && out.reply.status == lab::wire::kNoDevice) {
       // the machine, not the submission: one skipped case says why, and the step is graded elsewhere
       verdicts.assign(1, {"the variant on this machine", out.msg, "", true});
       no_device = true;
       break;
     }
-    if (!out.answered && out.failure == "timed out") out_of_time = true;
-    verdicts.push_back({cs.name, verdict(o, cs, in, out), ""});
+    std::string why = verdict(o, cs, in, out);
+    if (!out.answered && out.failure == "timed out") {
+      out_of_time = true;
+      if (case_deadline < deadline) {  // this case's own limit: the variant stops here
+        std::ostringstream s;
+        s << "timed out: no answer within " << o.case_timeout << " s (a deadlock, or an endless loop?)";
+        why = s.str();
+        not_run = "not run: an earlier case never answered";
+      }
+    }
+    verdicts.push_back({cs.name, why, ""});
   }
   if (!o.speed.empty() && !no_device) {
     const Speed sp = parse_speed(o.speed);
-    Verdict v{speed_name(sp), "not run: the step's time ran out", ""};
+    Verdict v{speed_name(sp), not_run, ""};
     if (!out_of_time) v.why = speed_case(o, sp, deadline, &v.figures);
     verdicts.push_back(v);
   }

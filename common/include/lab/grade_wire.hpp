@@ -11,7 +11,13 @@
 // counts.
 #pragma once
 
+#include <unistd.h>
+
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
 
 namespace lab::wire {
 
@@ -46,6 +52,37 @@ struct Reply {
 
 inline int64_t buffer_elements(int64_t ld, int64_t cols) {
   return (ld > 1 ? ld : 1) * (cols > 0 ? cols : 0);
+}
+
+/// Runs one call of the student's code; kDone, or the Status of the exception
+/// it threw (a TODO, std::invalid_argument, another) with its message in *msg.
+Status run_call(const std::function<void()>& call, std::string* msg);  // serve.cpp
+
+/// The answer on fd: the Reply, the message (cut to 4096 bytes) and C's buffer.
+bool send_reply(int fd, Status status, std::string msg, const std::vector<double>& c);  // serve.cpp
+
+/// n bytes from fd (false: it ended or failed first).
+inline bool read_all(int fd, void* p, size_t n) {
+  auto* b = static_cast<char*>(p);
+  while (n > 0) {
+    const ssize_t got = ::read(fd, b, n);
+    if (got <= 0) return false;
+    b += got;
+    n -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+/// n bytes to fd (false: it failed first).
+inline bool write_all(int fd, const void* p, size_t n) {
+  auto* b = static_cast<const char*>(p);
+  while (n > 0) {
+    const ssize_t put = ::write(fd, b, n);
+    if (put <= 0) return false;
+    b += put;
+    n -= static_cast<size_t>(put);
+  }
+  return true;
 }
 
 }  // namespace lab::wire

@@ -597,6 +597,45 @@ def write(path, body):
     path.write_text(body)
 
 
+class CheckedMpiSteps(unittest.TestCase):
+    """[check]'s name@npR variants (step08 under mpiexec) and the grid kind: read
+    from grading.toml, refused in one line when malformed, and started with the
+    build's own mpiexec."""
+
+    def setUp(self):
+        self.tmp = pathlib.Path(tempfile.mkdtemp())
+
+    def test_rank_counts_and_the_grid_kind_are_read_and_bad_ones_refused(self):
+        good = self.tmp / "good.toml"
+        good.write_text('[points]\nstep08 = 15\n[check]\nstep08 = "dgemm@np1 dgemm@np8 choose_grid:grid"\n')
+        self.assertEqual(run("checked", "--points", good).stdout.strip(), "08")
+        for bad in ("dgemm@np0", "dgemm@4", "dgemm@np", "choose_grid:grids"):
+            f = self.tmp / "bad.toml"
+            f.write_text(f'[points]\nstep08 = 15\n[check]\nstep08 = "{bad}"\n')
+            p = run("checked", "--points", f, ok=False)
+            self.assertNotEqual(p.returncode, 0, bad)
+            self.assertIn(bad, p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+    def test_the_launch_is_the_builds_mpiexec_in_a_folder_of_its_own(self):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("grade", GRADE)
+        grade = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(grade)
+        tree = self.tmp / "tree"
+        fake = self.tmp / "bin" / "mpiexec"
+        write(fake, "#!/bin/sh\necho 'mpiexec (OpenRTE) 4.1.4'\n")
+        fake.chmod(0o755)
+        self.assertIsNone(grade.mpi_launch(tree, 4))  # no build: no MPI
+        write(tree / "build" / "student" / "CMakeCache.txt", f"X:BOOL=ON\nMPIEXEC_EXECUTABLE:FILEPATH={fake}\n")
+        words = grade.mpi_launch(tree, 4)
+        launch = [words[i + 1] for i in range(0, len(words), 2) if words[i] == "--launch"]
+        env = [words[i + 1] for i in range(0, len(words), 2) if words[i] == "--env"]
+        self.assertEqual(launch[:3], [str(fake), "-n", "4"])
+        self.assertIn("--oversubscribe", launch)
+        self.assertIn("OMPI_MCA_rmaps_base_oversubscribe=1", env)
+
+
 class SpeedFigures(unittest.TestCase):
     """grading.toml's [speed] says the figures of each step's own speed test
     (tests/perf_*.cpp): the same reference loop, size and ratio, or the grade
