@@ -156,6 +156,7 @@ struct Outcome {
   std::string msg;
   std::vector<double> c;
   double seconds = 0;  // last input byte written -> last byte of C read
+  bool launcher_crashed = false;  // the launcher itself (mpiexec) died of a signal
 };
 
 constexpr double kGuard = -7777.25;  // in the rows of C's buffer below row m
@@ -233,6 +234,9 @@ Outcome serve(const Options& o, const lab::wire::Request& rq, const std::vector<
   int status = 0;
   Clock::time_point sent{}, grace{};
   int to_child = in[1];
+  // Under a launcher (mpiexec) its stdin stays open until the answer is in:
+  // an end of input that reaches mpiexec while its job ends is not needed.
+  int held_open = -1;
   while (!eof && got.size() < want) {
     // the program ended without closing its answer (a process it left behind
     // holds the pipe): what it wrote in the next moment is all there is
@@ -258,7 +262,8 @@ Outcome serve(const Options& o, const lab::wire::Request& rq, const std::vector<
         if (done == parts[part].second) ++part, done = 0;
       }
       if (part == parts.size()) {
-        close(to_child);
+        if (o.launch.empty()) close(to_child);
+        else held_open = to_child;
         to_child = -1;
         sent = Clock::now();
       }
@@ -287,6 +292,7 @@ Outcome serve(const Options& o, const lab::wire::Request& rq, const std::vector<
   }
   const auto finished = Clock::now();
   if (to_child >= 0) close(to_child);
+  if (held_open >= 0) close(held_open);
   close(back[0]);
   kill(-pid, SIGKILL);
   if (!ended) waitpid(pid, &status, 0);
@@ -294,6 +300,7 @@ Outcome serve(const Options& o, const lab::wire::Request& rq, const std::vector<
   if (!out.failure.empty()) return out;
   if (!header || got.size() < want) {
     out.failure = "no answer: " + signal_text(status) + (status == 127 << 8 ? " (the program is missing)" : "");
+    out.launcher_crashed = !o.launch.empty() && WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL;
     return out;
   }
   out.answered = true;
@@ -594,7 +601,10 @@ int main(int argc, char** argv) {
         o.case_timeout > 0 ? std::min(deadline, Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                                    std::chrono::duration<double>(o.case_timeout)))
                            : deadline;
-    const Outcome out = serve(o, rq, buffer(in.A), buffer(in.B), buffer(in.C0), case_deadline);
+    Outcome out = serve(o, rq, buffer(in.A), buffer(in.B), buffer(in.C0), case_deadline);
+    // mpiexec itself killed by a signal (a rank's crash makes it exit with a
+    // status instead): the launcher's failure, tried once more
+    if (out.launcher_crashed) out = serve(o, rq, buffer(in.A), buffer(in.B), buffer(in.C0), case_deadline);
     if (out.answered && out.reply.status == lab::wire::kNoDevice) {
       // the machine, not the submission: one skipped case says why, and the step is graded elsewhere
       verdicts.assign(1, {"the variant on this machine", out.msg, "", true});
