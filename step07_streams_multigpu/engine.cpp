@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "lab/gemm_args.hpp"
 
@@ -85,11 +86,107 @@ class HandlePool {
   std::map<int, std::vector<cublasHandle_t>> free_;
 };
 
+// Device buffers freed by a call, kept per device for the next call (see
+// PooledBuffer in engine.hpp). A plan repeats its sizes, so a buffer is
+// handed out again only for the same size. What a device keeps stays under a
+// quarter of its memory: a plan that fills a small GPU frees its buffers at
+// once, as before. When cudaMalloc finds the device full, the device's kept
+// buffers are freed and it tries once more.
+class DevicePool {
+ public:
+  static DevicePool& get() {
+    static DevicePool* p = new DevicePool;  // never destroyed: the CUDA runtime may be gone at exit
+    return *p;
+  }
+  double* take(int device, size_t count) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& list = kept_[device];
+      for (auto it = list.begin(); it != list.end(); ++it)
+        if (it->second == count) {
+          double* p = it->first;
+          bytes_[device] -= sizeof(double) * count;
+          list.erase(it);
+          return p;
+        }
+    }
+    void* p = nullptr;
+    cudaError_t e = cudaMalloc(&p, sizeof(double) * count);
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      release(device);
+      e = cudaMalloc(&p, sizeof(double) * count);
+    }
+    LAB_CUDA_CHECK(e);
+    return static_cast<double*>(p);
+  }
+  // (the current device is `device`)
+  void give(int device, double* p, size_t count) {
+    std::unique_lock<std::mutex> lock(mu_);
+    size_t& total = total_[device];
+    if (total == 0) {
+      size_t free_b = 0;
+      if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) cudaGetLastError(), total = 1;
+    }
+    if (bytes_[device] + sizeof(double) * count > total / 4) {
+      lock.unlock();
+      cudaFree(p);
+      return;
+    }
+    bytes_[device] += sizeof(double) * count;
+    kept_[device].emplace_back(p, count);
+  }
+  size_t kept_bytes(int device) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return bytes_[device];
+  }
+  // (the current device is `device`)
+  void release(int device) {
+    std::vector<std::pair<double*, size_t>> list;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      list.swap(kept_[device]);
+      bytes_[device] = 0;
+    }
+    for (auto& [p, count] : list) cudaFree(p);
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<int, std::vector<std::pair<double*, size_t>>> kept_;
+  std::map<int, size_t> bytes_, total_;
+};
+
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 }  // namespace
+
+PooledBuffer::PooledBuffer(size_t count) : count_(count) {
+  LAB_CUDA_CHECK(cudaGetDevice(&device_));
+  if (count > 0) ptr_ = DevicePool::get().take(device_, count);
+}
+
+PooledBuffer::~PooledBuffer() {
+  if (!ptr_) return;
+  // (given back while its device is current, as the pool may free it)
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess) cudaGetLastError();
+  if (current != device_) cudaSetDevice(device_);
+  DevicePool::get().give(device_, ptr_, count_);
+  if (current != device_) cudaSetDevice(current);
+}
+
+PooledBuffer::PooledBuffer(PooledBuffer&& o) noexcept
+    : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)), device_(o.device_) {}
+
+PooledBuffer& PooledBuffer::operator=(PooledBuffer&& o) noexcept {
+  std::swap(ptr_, o.ptr_);
+  std::swap(count_, o.count_);
+  std::swap(device_, o.device_);
+  return *this;
+}
 
 // A pinned buffer of the ring, its last copy's event, and (for a store) the
 // host block that still waits for its part of the copy.
@@ -119,6 +216,7 @@ size_t usable_device_memory(const std::map<int, int>& streams_per_device) {
     LAB_CUDA_CHECK(cudaSetDevice(dev));
     size_t free_b = 0, total_b = 0;
     LAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    free_b = std::min(total_b, free_b + DevicePool::get().kept_bytes(dev));
     // (cuBLAS takes a workspace of up to 32 MiB per handle; the rest is room for the runtime)
     const size_t reserve = (size_t(64) << 20) * size_t(n);
     const size_t usable = std::max(free_b / 10 * 9 > reserve ? free_b / 10 * 9 - reserve : 0, free_b / 2);
@@ -166,11 +264,11 @@ std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, doub
 Worker::Worker(Call& call, StreamSlot slot)
     : call_(call), slot_(slot), device_((LAB_CUDA_CHECK(cudaSetDevice(slot.device)), slot.device)) {
   const TileShape& t = plan().shape;
-  dC_ = cuda::DeviceBuffer<double>(size_t(t.tm * t.tn));
-  dCin_ = cuda::DeviceBuffer<double>(size_t(t.tm * c_block_width(t)));
+  dC_ = PooledBuffer(size_t(t.tm * t.tn));
+  dCin_ = PooledBuffer(size_t(t.tm * c_block_width(t)));
   for (int b = 0; b < 2; ++b) {
-    dA_[b] = cuda::DeviceBuffer<double>(size_t(t.tm * t.tk));
-    dB_[b] = cuda::DeviceBuffer<double>(size_t(t.tk * t.tn));
+    dA_[b] = PooledBuffer(size_t(t.tm * t.tk));
+    dB_[b] = PooledBuffer(size_t(t.tk * t.tn));
   }
   LAB_EMULATION(name_stream(h2d_.get(), "h2d"));
   LAB_EMULATION(name_stream(compute_.get(), "compute"));
@@ -374,7 +472,7 @@ void Worker::send(MatView dst, ConstMatView src, cudaStream_t s) {
   if (src.rows == 0 || src.cols == 0) return;
   const size_t width = sizeof(double) * size_t(src.rows);
   const int op = begin_op(s);
-  [[maybe_unused]] auto in = [&](const cuda::DeviceBuffer<double>& buf) {
+  [[maybe_unused]] auto in = [&](const PooledBuffer& buf) {
     return src.data >= buf.data() && src.data < buf.data() + buf.size();
   };
   LAB_EMULATION(describe("peer copy", slot_panel_[in(dA_[1]) || in(dB_[1]) ? 1 : 0]));

@@ -37,6 +37,30 @@ namespace lab::step07::detail {
 
 using Clock = std::chrono::steady_clock;
 
+/// A device buffer like cuda::DeviceBuffer, but from engine.cpp's pool of
+/// freed buffers: cudaFree waits for the whole device and unmaps the pages,
+/// tens of milliseconds per GPU for the largest tiles' buffers at the end of
+/// every call, so freed buffers are kept per device (under a quarter of its
+/// memory) and handed to the next call of the same plan.
+class PooledBuffer {
+ public:
+  PooledBuffer() = default;
+  /// `count` doubles on the current device (throws on failure).
+  explicit PooledBuffer(size_t count);
+  ~PooledBuffer();
+  PooledBuffer(PooledBuffer&& o) noexcept;
+  PooledBuffer& operator=(PooledBuffer&& o) noexcept;
+  PooledBuffer(const PooledBuffer&) = delete;
+  PooledBuffer& operator=(const PooledBuffer&) = delete;
+  double* data() const { return ptr_; }
+  size_t size() const { return count_; }
+
+ private:
+  double* ptr_ = nullptr;
+  size_t count_ = 0;
+  int device_ = 0;
+};
+
 /// One call of a variant, as every stream of it sees it.
 struct Call {
   double alpha = 1, beta = 0;
@@ -53,8 +77,8 @@ struct Call {
 };
 
 /// The device bytes the streams may use when no cap is given: what the
-/// emptiest of these devices has free (device id -> streams on it), less room
-/// for cuBLAS's workspaces and the runtime.
+/// emptiest of these devices has free (device id -> streams on it; the pool's
+/// kept buffers count as free), less room for cuBLAS's workspaces and the runtime.
 size_t usable_device_memory(const std::map<int, int>& streams_per_device);
 
 /// The start of every variant: checks the arguments and the options
@@ -160,7 +184,7 @@ class Worker {
 
   cuda::Stream h2d_, compute_, d2h_;
   cublasHandle_t blas_ = nullptr;
-  cuda::DeviceBuffer<double> dC_, dCin_, dA_[2], dB_[2];
+  PooledBuffer dC_, dCin_, dA_[2], dB_[2];
   std::vector<Staging> in_ring_, out_ring_;
   size_t in_next_ = 0, out_next_ = 0, out_ring_size_ = 2;
   int64_t staging_elems_ = 0;

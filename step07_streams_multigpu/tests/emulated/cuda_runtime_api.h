@@ -58,6 +58,7 @@
 enum cudaError_t {
   cudaSuccess = 0,
   cudaErrorInvalidValue = 1,
+  cudaErrorMemoryAllocation = 2,
   cudaErrorInvalidDevice = 101,
   cudaErrorNotReady = 600,
   cudaErrorPeerAccessAlreadyEnabled = 704,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -156,4 +157,37 @@ TEST(Step07Emulation, GpusThatCannotReachEachOtherDoNotShare) {
         << e.what();
   }
   unsetenv("LAB_EMULATION_NO_PEER");
+}
+
+// engine.cpp keeps a call's device buffers for the next call of the same plan
+// (cudaFree waits for the whole device): the second call allocates nothing
+// more, its result is right although the buffers hold the first call's data,
+// and a plan of another size after it is right too.
+TEST(Step07Emulation, ASecondCallReusesTheFirstCallsDeviceBuffers) {
+  Matrix A(40, 24), B(24, 36), C0(40, 36);
+  A.fill_random(11);
+  B.fill_random(12);
+  C0.fill_random(13);
+  Options o;
+  o.gpus = {0, 1};
+  o.tm = o.tn = 16, o.tk = 8;
+  auto allocations = [] {
+    std::lock_guard<std::mutex> lock(lab_emulated::state().mu);
+    return lab_emulated::state().device.size();
+  };
+  for (int call = 0; call < 3; ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    const size_t before = allocations();
+    Matrix C(40, 36);
+    std::memcpy(C.data(), C0.data(), sizeof(double) * size_t(C0.ld() * C0.cols()));
+    lab::step07::dgemm_multigpu(0.5, A.cview(), B.cview(), 2.0, C.view(), o);
+    const auto r = lab::check_against_reference(0.5, A.cview(), B.cview(), 2.0, C0.cview(), C.cview());
+    ASSERT_TRUE(r.ok) << r.report;
+    if (call > 0) EXPECT_EQ(allocations(), before) << "the call allocated device memory again";
+  }
+  o.tm = o.tn = 8;  // another plan
+  Matrix C(40, 36);
+  std::memcpy(C.data(), C0.data(), sizeof(double) * size_t(C0.ld() * C0.cols()));
+  lab::step07::dgemm_multigpu(0.5, A.cview(), B.cview(), 2.0, C.view(), o);
+  EXPECT_TRUE(lab::check_against_reference(0.5, A.cview(), B.cview(), 2.0, C0.cview(), C.cview()).ok);
 }
