@@ -8,7 +8,8 @@
 // copies between the GPUs (one pair alone, and every GPU sending to every
 // other at once), where the GPUs can reach each other; the host's memcpy rate
 // (one thread and all cores: what staging a pageable matrix costs);
-// device-resident cublasDgemm on random doubles. Then, for each size, the
+// device-resident cublasDgemm on random doubles, on one GPU alone and on all
+// of them at once (the multi-GPU bounds take the slowest). Then, for each size, the
 // bytes step07's plan moves and the bound max(PCIe time, compute time) the
 // handout compares with, on one GPU and (GPUs listed once each) on all of
 // them, without and with panel sharing (below). --model-gpus N adds the same
@@ -35,9 +36,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <condition_variable>
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -273,26 +276,57 @@ double probe_host_memcpy(size_t bytes, int threads) {
   return gbs(bytes, best);
 }
 
-double probe_dgemm(int g, int64_t n) {
-  LAB_CUDA_CHECK(cudaSetDevice(g));
+// Device-resident cublasDgemm of order n on random doubles, on each GPU of
+// `gpus` at the same time (one host thread each; all of them set up before
+// any is timed): each GPU's median rate in TFLOP/s. With several GPUs this is
+// the rate each keeps while the others run too (they share the node's power
+// and cooling), the product rate of the multi-GPU bounds.
+std::vector<double> probe_dgemm(const std::vector<int>& gpus, int64_t n) {
   lab::Matrix A(n, n), B(n, n);
   A.fill_random(1);
   B.fill_random(2);
-  const lab::cuda::DeviceMatrix dA = lab::cuda::DeviceMatrix::from_host(A.cview());
-  const lab::cuda::DeviceMatrix dB = lab::cuda::DeviceMatrix::from_host(B.cview());
-  lab::cuda::DeviceMatrix dC = lab::cuda::DeviceMatrix::from_host(A.cview());
-  lab::cuda::CublasHandle h;
-  lab::cuda::Stream s;
-  const double one = 1.0, zero = 0.0;
-  auto call = [&] {
-    LAB_CUDA_CHECK(cublasDgemm_64(h.on(s.get()), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.view().data, n,
-                                  dB.view().data, n, &zero, dC.view().data, n));
+  const size_t g = gpus.size();
+  std::vector<double> tflops(g, 0.0);
+  std::vector<std::string> errors(g);
+  std::mutex mu;
+  std::condition_variable ready_cv;
+  size_t ready = 0;
+  auto run = [&](size_t i) {
+    try {
+      LAB_CUDA_CHECK(cudaSetDevice(gpus[i]));
+      const lab::cuda::DeviceMatrix dA = lab::cuda::DeviceMatrix::from_host(A.cview());
+      const lab::cuda::DeviceMatrix dB = lab::cuda::DeviceMatrix::from_host(B.cview());
+      lab::cuda::DeviceMatrix dC = lab::cuda::DeviceMatrix::from_host(A.cview());
+      lab::cuda::CublasHandle h;
+      lab::cuda::Stream s;
+      const double one = 1.0, zero = 0.0;
+      auto call = [&] {
+        LAB_CUDA_CHECK(cublasDgemm_64(h.on(s.get()), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.view().data, n,
+                                      dB.view().data, n, &zero, dC.view().data, n));
+      };
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        ++ready;
+        ready_cv.notify_all();
+        ready_cv.wait(lock, [&] { return ready == g; });
+      }
+      lab::TimingOptions o;
+      o.min_reps = 3;
+      o.min_time_s = 1.0;
+      tflops[i] = lab::gflops(n, n, n, lab::cuda::time_device(call, s.get(), o).median_s) / 1e3;
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(mu);
+      errors[i] = e.what();
+      ready = g;  // the others need not wait for this one
+      ready_cv.notify_all();
+    }
   };
-  lab::TimingOptions o;
-  o.min_reps = 3;
-  o.min_time_s = 0.5;
-  const lab::Timing t = lab::cuda::time_device(call, s.get(), o);
-  return lab::gflops(n, n, n, t.median_s) / 1e3;
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < g; ++i) threads.emplace_back(run, i);
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < g; ++i)
+    if (!errors[i].empty()) throw std::runtime_error("cublasDgemm on GPU " + std::to_string(gpus[i]) + ": " + errors[i]);
+  return tflops;
 }
 
 // "tm x tn x tk, T tiles": the plan's tile and how many.
@@ -497,8 +531,20 @@ int main(int argc, char** argv) {
     const double mc1 = probe_host_memcpy(bytes, 1), mcn = probe_host_memcpy(bytes, cores);
     report("host memcpy pageable -> pinned, 1 thread", -1, mc1, "GB/s");
     report("host memcpy pageable -> pinned, " + std::to_string(cores) + " threads", -1, mcn, "GB/s");
-    const double tflops = probe_dgemm(gpus.front(), dgemm_n);
+    const double tflops = probe_dgemm({gpus.front()}, dgemm_n).front();
     report("device-resident cublasDgemm n=" + std::to_string(dgemm_n), gpus.front(), tflops, "TFLOP/s");
+    // The multi-GPU bounds take the rate of the slowest GPU with all of them
+    // multiplying at once: the plans deal the tiles evenly, so it finishes last.
+    double tflops_all = tflops;
+    if (distinct.size() > 1) {
+      const std::vector<double> each = probe_dgemm(distinct, dgemm_n);
+      for (size_t i = 0; i < each.size(); ++i)
+        report("device-resident cublasDgemm n=" + std::to_string(dgemm_n) + ", all GPUs at once", distinct[i],
+               each[i], "TFLOP/s");
+      tflops_all = *std::min_element(each.begin(), each.end());
+      report("device-resident cublasDgemm n=" + std::to_string(dgemm_n) + ", all GPUs at once (slowest)", -1,
+             tflops_all, "TFLOP/s");
+    }
 
     // The bound: PCIe time (each direction on its own engine) against compute.
     std::printf("\n# bound of step07 (one GPU, %d streams, tiles for all its memory), pinned and pageable:\n",
@@ -530,15 +576,16 @@ int main(int argc, char** argv) {
     if (gpus.size() > 1 && distinct.size() == gpus.size()) {
       const int g = int(gpus.size());
       std::printf("\n# bound of step07 on all %d GPUs listed (%d streams each), pinned: each GPU's share of the "
-                  "aggregate copy rates above, the product split %d ways; without and with panel sharing\n",
+                  "aggregate copy rates above, the product split %d ways at the slowest GPU's rate with all "
+                  "multiplying at once; without and with panel sharing\n",
                   g, streams, g);
       bound_tables(sizes, g, streams, free_b / 10 * 9,
-                   Rates{all_h2d / g, all_d2h / g, all_both / g, peer_per_gpu, tflops}, "");
+                   Rates{all_h2d / g, all_d2h / g, all_both / g, peer_per_gpu, tflops_all}, "");
     }
     // On paper: a host of N such GPUs, each copying as one of these does with all at once.
     if (model_gpus > 0) {
       const double g = double(gpus.size());
-      const Rates per_gpu = gpus.size() > 1 ? Rates{all_h2d / g, all_d2h / g, all_both / g, peer_per_gpu, tflops}
+      const Rates per_gpu = gpus.size() > 1 ? Rates{all_h2d / g, all_d2h / g, all_both / g, peer_per_gpu, tflops_all}
                                             : Rates{h2d, d2h, both, 0.0, tflops};
       std::printf("\n# on paper: step07 on %d such GPUs (%d streams each), pinned: per GPU %.1f GB/s in, "
                   "%.1f out, %.1f both ways, %.1f to its peers, %.1f TFLOP/s\n",
