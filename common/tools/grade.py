@@ -958,7 +958,9 @@ def source_files(root):
     """The files of the tree to grade in: a release's files (tracked, no solutions/)."""
     root = pathlib.Path(root)
     if (root / "solutions").is_dir() and (root / ".git").exists():
-        out = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, check=True).stdout
+        # (safe.directory: the lab's own tree, which may belong to another account under sudo)
+        out = subprocess.run(["git", "-c", f"safe.directory={root}", "-C", str(root), "ls-files", "-z"],
+                             capture_output=True, check=True).stdout
         files = [f for f in out.decode().split("\0") if f]
         return [f for f in files if not f.startswith(("solutions/", ".ci/"))]
     skip = {"build", "results", ".git", ".lab", "setup.sh", "run_autograder"}  # the last two: Gradescope's
