@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -156,19 +158,25 @@ inline std::string unreachable(const std::vector<int>& devices) {
 }
 
 /// Peer access from every device to every other, both ways, kept for the life
-/// of the process: enabling it again is an error CUDA names, which means there
-/// is nothing to do. The current device stays as it was.
+/// of the process: the pairs enabled here are remembered and not asked again
+/// (enabling twice is an error CUDA names, which compute-sanitizer reports on
+/// every call); one enabled elsewhere gets that error, which means there is
+/// nothing to do. The current device stays as it was.
 inline void enable_peers(const std::vector<int>& devices) {
+  static std::mutex mu;
+  static std::set<std::pair<int, int>> enabled;
+  const std::lock_guard<std::mutex> lock(mu);
   const KeepDevice keep;
   for (int d : devices) {
-    LAB_CUDA_CHECK(cudaSetDevice(d));
     for (int q : devices) {
-      if (q == d) continue;
+      if (q == d || enabled.count({d, q})) continue;
+      LAB_CUDA_CHECK(cudaSetDevice(d));
       const cudaError_t e = cudaDeviceEnablePeerAccess(q, 0);
       if (e == cudaErrorPeerAccessAlreadyEnabled)
         cudaGetLastError();  // (clears it)
       else
         check(e, "cudaDeviceEnablePeerAccess(q, 0)", __FILE__, __LINE__);
+      enabled.insert({d, q});
     }
   }
 }

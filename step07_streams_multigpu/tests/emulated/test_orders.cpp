@@ -183,7 +183,9 @@ TEST(Step07Emulation, ASecondCallReusesTheFirstCallsDeviceBuffers) {
     lab::step07::dgemm_multigpu(0.5, A.cview(), B.cview(), 2.0, C.view(), o);
     const auto r = lab::check_against_reference(0.5, A.cview(), B.cview(), 2.0, C0.cview(), C.cview());
     ASSERT_TRUE(r.ok) << r.report;
-    if (call > 0) EXPECT_EQ(allocations(), before) << "the call allocated device memory again";
+    if (call > 0) {
+      EXPECT_EQ(allocations(), before) << "the call allocated device memory again";
+    }
   }
   o.tm = o.tn = 8;  // another plan
   Matrix C(40, 36);
