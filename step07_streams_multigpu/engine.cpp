@@ -87,18 +87,21 @@ class HandlePool {
 };
 
 // Device buffers freed by a call, kept per device for the next call (see
-// PooledBuffer in engine.hpp). A plan repeats its sizes, so a buffer is
-// handed out again only for the same size. What a device keeps stays under a
-// quarter of its memory: a plan that fills a small GPU frees its buffers at
-// once, as before. When cudaMalloc finds the device full, the device's kept
-// buffers are freed and it tries once more.
+// PooledBuffer in engine.hpp). A plan repeats its sizes, so a kept buffer is
+// handed out again only for its own size, and a size the device keeps none
+// of means a call of another plan: the device's kept buffers are freed then,
+// so a device keeps at most one plan's (a test suite of many sizes does not
+// pile them up), and never more than a quarter of its memory (a plan that
+// fills a small GPU frees its buffers at once, as before).
 class DevicePool {
  public:
   static DevicePool& get() {
     static DevicePool* p = new DevicePool;  // never destroyed: the CUDA runtime may be gone at exit
     return *p;
   }
+  // (the current device is `device`)
   double* take(int device, size_t count) {
+    std::vector<std::pair<double*, size_t>> stale;
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto& list = kept_[device];
@@ -107,17 +110,15 @@ class DevicePool {
           double* p = it->first;
           bytes_[device] -= sizeof(double) * count;
           list.erase(it);
+          LAB_EMULATION(reuse_memory(p));
           return p;
         }
+      stale.swap(list);
+      bytes_[device] = 0;
     }
+    for (auto& kept : stale) cudaFree(kept.first);
     void* p = nullptr;
-    cudaError_t e = cudaMalloc(&p, sizeof(double) * count);
-    if (e == cudaErrorMemoryAllocation) {
-      cudaGetLastError();
-      release(device);
-      e = cudaMalloc(&p, sizeof(double) * count);
-    }
-    LAB_CUDA_CHECK(e);
+    LAB_CUDA_CHECK(cudaMalloc(&p, sizeof(double) * count));
     return static_cast<double*>(p);
   }
   // (the current device is `device`)
@@ -139,16 +140,6 @@ class DevicePool {
   size_t kept_bytes(int device) {
     std::lock_guard<std::mutex> lock(mu_);
     return bytes_[device];
-  }
-  // (the current device is `device`)
-  void release(int device) {
-    std::vector<std::pair<double*, size_t>> list;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      list.swap(kept_[device]);
-      bytes_[device] = 0;
-    }
-    for (auto& [p, count] : list) cudaFree(p);
   }
 
  private:

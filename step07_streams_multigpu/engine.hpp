@@ -40,8 +40,8 @@ using Clock = std::chrono::steady_clock;
 /// A device buffer like cuda::DeviceBuffer, but from engine.cpp's pool of
 /// freed buffers: cudaFree waits for the whole device and unmaps the pages,
 /// tens of milliseconds per GPU for the largest tiles' buffers at the end of
-/// every call, so freed buffers are kept per device (under a quarter of its
-/// memory) and handed to the next call of the same plan.
+/// every call, so freed buffers are kept per device (one plan's, under a
+/// quarter of its memory) and handed to the next call of the same plan.
 class PooledBuffer {
  public:
   PooledBuffer() = default;

@@ -407,6 +407,17 @@ inline void name_memory(const void* p, const std::string& name) {
   std::lock_guard<std::mutex> lock(state().mu);
   if (Allocation* a = device_at(state(), p, 1)) a->name = name;
 }
+/// Device memory handed to its next user without cudaFree (engine.cpp keeps a
+/// call's buffers for the next call, after waiting for its streams): what was
+/// queued on it is done and orders nothing that comes after, as after cudaFree.
+/// (The pool's hand-over, a mutex and a host thread's wait, is not an ordering
+/// this emulation can see on its own.)
+inline void reuse_memory(const void* p) {
+  auto& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  force_all(st);
+  if (Allocation* a = device_at(st, p, 1)) a->records.clear();
+}
 /// Names the next copy or product this thread queues.
 inline void describe(const char* kind, std::string what) { next_label() = Label{kind, std::move(what)}; }
 /// Starts the order afresh from `seed` (a test that runs one program under many orders).

@@ -170,6 +170,7 @@ TEST(Step07Emulation, ASecondCallReusesTheFirstCallsDeviceBuffers) {
   C0.fill_random(13);
   Options o;
   o.gpus = {0, 1};
+  o.streams_per_gpu = 1;  // one worker a device: how many buffers are alive at once does not hang on timing
   o.tm = o.tn = 16, o.tk = 8;
   auto allocations = [] {
     std::lock_guard<std::mutex> lock(lab_emulated::state().mu);
