@@ -36,17 +36,7 @@ int serve_main(const std::string& what) {
   wire::Request rq{};
   std::vector<double> a, b, c;
   int ok = 1;
-  if (rank == 0) {
-    ok = wire::read_all(0, &rq, sizeof rq) && rq.magic == wire::kRequestMagic;
-    if (ok) {
-      a.resize(size_t(wire::buffer_elements(rq.lda, rq.k)));
-      b.resize(size_t(wire::buffer_elements(rq.ldb, rq.n)));
-      c.resize(size_t(wire::buffer_elements(rq.ldc, rq.n)));
-      ok = wire::read_all(0, a.data(), a.size() * sizeof(double)) &&
-           wire::read_all(0, b.data(), b.size() * sizeof(double)) &&
-           wire::read_all(0, c.data(), c.size() * sizeof(double));
-    }
-  }
+  if (rank == 0) ok = wire::read_request(0, &rq, &a, &b, &c);
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (!ok) {
     if (rank == 0) std::fprintf(stderr, "--serve: no request on stdin (this mode is for ./lab grade)\n");

@@ -129,6 +129,10 @@ if(NOT LAB_ENABLE_MPI STREQUAL "OFF")
       set(LAB_MPIEXEC_EXTRA --oversubscribe --bind-to none)
       set(LAB_MPI_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1)
     endif()
+    # The same in the cache, where the grader reads how the tests start a step
+    # program under MPI (common/tools/grade.py's mpi_launch).
+    set(LAB_MPIEXEC_FLAGS "${LAB_MPIEXEC_EXTRA}" CACHE INTERNAL "mpiexec's flags in the MPI tests")
+    set(LAB_MPIEXEC_ENV "${LAB_MPI_ENV}" CACHE INTERNAL "the environment of the MPI tests")
   elseif(LAB_ENABLE_MPI STREQUAL "ON")
     message(FATAL_ERROR "LAB_ENABLE_MPI=ON but MPI was not found (apt-get install libopenmpi-dev openmpi-bin, or MPI_HOME)")
   else()

@@ -22,16 +22,11 @@ int serve_main(const char* variant, const StepInfo& info) {
   const int out = ::dup(1);
   if (out < 0 || ::dup2(2, 1) < 0) return kExitError;
   wire::Request rq{};
-  if (!wire::read_all(0, &rq, sizeof rq) || rq.magic != wire::kRequestMagic) {
+  std::vector<double> a, b, c;
+  if (!wire::read_request(0, &rq, &a, &b, &c)) {
     std::fprintf(stderr, "--serve: no request on stdin (this mode is for ./lab grade)\n");
     return kExitUsage;
   }
-  const int64_t na = wire::buffer_elements(rq.lda, rq.k), nb = wire::buffer_elements(rq.ldb, rq.n),
-                nc = wire::buffer_elements(rq.ldc, rq.n);
-  std::vector<double> a(static_cast<size_t>(na)), b(static_cast<size_t>(nb)), c(static_cast<size_t>(nc));
-  if (!wire::read_all(0, a.data(), a.size() * sizeof(double)) || !wire::read_all(0, b.data(), b.size() * sizeof(double)) ||
-      !wire::read_all(0, c.data(), c.size() * sizeof(double)))
-    return kExitUsage;
   const Variant* v = nullptr;
   for (const Variant& x : registered_variants())
     if (x.step == info.step && x.name == variant && x.impl == "student") v = &x;

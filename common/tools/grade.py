@@ -309,26 +309,25 @@ MPI_CASE_TIMEOUT = 120  # seconds for one case under mpiexec (a product of at mo
 
 def mpi_launch(tree, ranks):
     """The checker's --launch and --env words that start a step program under
-    mpiexec with `ranks` ranks: the build's own mpiexec (its CMake cache), with
-    Open MPI's oversubscription allowed, as the MPI tests run (the checker gives
-    each case a TMPDIR of its own). None: the build has no MPI."""
+    mpiexec with `ranks` ranks, as the build's MPI tests start theirs: its
+    mpiexec, flags and environment from its CMake cache (LabDependencies.cmake
+    puts them there; the checker gives each case a TMPDIR of its own). None:
+    the build has no MPI."""
     cache = pathlib.Path(tree) / "build" / "student" / "CMakeCache.txt"
     try:
-        m = re.search(r"^MPIEXEC_EXECUTABLE:FILEPATH=(.+)$", cache.read_text(errors="replace"), re.M)
+        text = cache.read_text(errors="replace")
     except OSError:
-        m = None
-    mpiexec = m.group(1).strip() if m else ""
+        text = ""
+
+    def cached(name):
+        m = re.search(rf"^{name}:[A-Z]+=(.*)$", text, re.M)
+        return m.group(1).strip() if m else ""
+
+    mpiexec = cached("MPIEXEC_EXECUTABLE")
     if not mpiexec or not os.access(mpiexec, os.X_OK):
         return None
-    try:
-        version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        version = ""
-    words = [mpiexec, "-n", str(ranks)]
-    env = []
-    if re.search(r"Open MPI|OpenRTE", version):
-        words += ["--oversubscribe", "--bind-to", "none"]
-        env = ["OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1"]
+    words = [mpiexec, "-n", str(ranks)] + [w for w in cached("LAB_MPIEXEC_FLAGS").split(";") if w]
+    env = [e for e in cached("LAB_MPIEXEC_ENV").split(";") if e]
     return [a for w in words for a in ("--launch", w)] + [a for e in env for a in ("--env", e)]
 
 
@@ -430,7 +429,9 @@ def read_checked(path):
                                "why": bad[0]["why"][:200] if bad else "; ".join(figures),
                                "cases": {c["name"]: "passed" if c["passed"] else "failed" for c in cs},
                                "output": "\n".join(f"[  FAILED  ] {c['name']}: {c['why'][:300]}" for c in bad[:12]),
-                               "skip_reasons": {}}
+                               "skip_reasons": {},
+                               # what the grader did beside the verdicts (a case it ran twice)
+                               "notes": [f"{c['name']}: {c['note']}" for c in cs if c.get("note")]}
     return tests, set(data)
 
 
@@ -514,7 +515,7 @@ def score(tests, points, baseline, steps=None):
                             "status": "passed" if not lost else "failed", "why": t["why"],
                             "cases": f"{len(won)}/{len(gradable)} graded cases"
                                      + (f", {n_skipped} skipped here" if n_skipped else ""),
-                            "failed_cases": lost, "skipped_cases": skips,
+                            "failed_cases": lost, "skipped_cases": skips, "notes": t.get("notes", []),
                             "output": t["output"][-4000:], "lost_context": lost_context(t["output"])})
         reasons = []  # why each test that did not run here did not
         for t in ts:
@@ -620,6 +621,8 @@ def report(rows, results, ignored=(), note="", sources=None, steps=None):
         for why, cs in r.get("skipped_cases", []):
             more = f" and {len(cs) - 1} more" if len(cs) > 1 else ""
             lines.append(f"    - skipped here, not graded: `{cs[0]}`{more} ({why})")
+        for note in r.get("notes", [])[:4]:
+            lines.append(f"    - note: {note}")
     failing = [r for r in results if r["status"] == "failed"]
     if failing:
         lines += ["", "## What failed", ""]

@@ -157,6 +157,7 @@ struct Outcome {
   std::vector<double> c;
   double seconds = 0;  // last input byte written -> last byte of C read
   bool launcher_crashed = false;  // the launcher itself (mpiexec) died of a signal
+  int launcher_signal = 0;
 };
 
 constexpr double kGuard = -7777.25;  // in the rows of C's buffer below row m
@@ -301,6 +302,7 @@ Outcome serve(const Options& o, const lab::wire::Request& rq, const std::vector<
   if (!header || got.size() < want) {
     out.failure = "no answer: " + signal_text(status) + (status == 127 << 8 ? " (the program is missing)" : "");
     out.launcher_crashed = !o.launch.empty() && WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL;
+    if (out.launcher_crashed) out.launcher_signal = WTERMSIG(status);
     return out;
   }
   out.answered = true;
@@ -583,6 +585,7 @@ int main(int argc, char** argv) {
   struct Verdict {
     std::string name, why, figures;  // why it failed ("" passed); a speed case's measured rates
     bool skipped = false;            // not run here: a GPU variant without a usable GPU (why says why)
+    std::string note = "";           // what the grader did beside the verdict (a case run twice)
   };
   std::vector<Verdict> verdicts;
   uint64_t index = 0;
@@ -604,7 +607,13 @@ int main(int argc, char** argv) {
     Outcome out = serve(o, rq, buffer(in.A), buffer(in.B), buffer(in.C0), case_deadline);
     // mpiexec itself killed by a signal (a rank's crash makes it exit with a
     // status instead): the launcher's failure, tried once more
-    if (out.launcher_crashed) out = serve(o, rq, buffer(in.A), buffer(in.B), buffer(in.C0), case_deadline);
+    std::string note;
+    if (out.launcher_crashed) {
+      const std::string& launcher = o.launch.front();
+      note = "run twice: its launcher " + launcher.substr(launcher.find_last_of('/') + 1) + " was killed by " +
+             strsignal(out.launcher_signal) + " on the first try";
+      out = serve(o, rq, buffer(in.A), buffer(in.B), buffer(in.C0), case_deadline);
+    }
     if (out.answered && out.reply.status == lab::wire::kNoDevice) {
       // the machine, not the submission: one skipped case says why, and the step is graded elsewhere
       verdicts.assign(1, {"the variant on this machine", out.msg, "", true});
@@ -621,7 +630,7 @@ int main(int argc, char** argv) {
         not_run = "not run: an earlier case never answered";
       }
     }
-    verdicts.push_back({cs.name, why, ""});
+    verdicts.push_back({cs.name, why, "", false, note});
   }
   if (!o.speed.empty() && !no_device) {
     const Speed sp = parse_speed(o.speed);
@@ -636,7 +645,8 @@ int main(int argc, char** argv) {
     js << (i ? ",\n  " : "\n  ") << "{\"name\": " << json_string(verdicts[i].name)
        << ", \"passed\": " << (verdicts[i].why.empty() ? "true" : "false") << ", \"why\": " << json_string(verdicts[i].why)
        << (verdicts[i].skipped ? ", \"skipped\": true" : "")
-       << (verdicts[i].figures.empty() ? "" : ", \"figures\": " + json_string(verdicts[i].figures)) << "}";
+       << (verdicts[i].figures.empty() ? "" : ", \"figures\": " + json_string(verdicts[i].figures))
+       << (verdicts[i].note.empty() ? "" : ", \"note\": " + json_string(verdicts[i].note)) << "}";
   js << "\n]}\n";
   const std::string tmp = o.json + ".part";
   {

@@ -85,4 +85,16 @@ inline bool write_all(int fd, const void* p, size_t n) {
   return true;
 }
 
+/// One whole request from fd: the Request and the buffers of A, B and C it
+/// announces (false: the stream ended or failed first, or it is no request).
+inline bool read_request(int fd, Request* rq, std::vector<double>* a, std::vector<double>* b,
+                         std::vector<double>* c) {
+  if (!read_all(fd, rq, sizeof *rq) || rq->magic != kRequestMagic) return false;
+  a->resize(static_cast<size_t>(buffer_elements(rq->lda, rq->k)));
+  b->resize(static_cast<size_t>(buffer_elements(rq->ldb, rq->n)));
+  c->resize(static_cast<size_t>(buffer_elements(rq->ldc, rq->n)));
+  return read_all(fd, a->data(), a->size() * sizeof(double)) && read_all(fd, b->data(), b->size() * sizeof(double)) &&
+         read_all(fd, c->data(), c->size() * sizeof(double));
+}
+
 }  // namespace lab::wire

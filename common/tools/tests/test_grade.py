@@ -4,6 +4,7 @@ graded-separately steps, cases skipped beside cases that ran, merging, and
 grading.toml read as TOML."""
 import json
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -627,13 +628,41 @@ class CheckedMpiSteps(unittest.TestCase):
         write(fake, "#!/bin/sh\necho 'mpiexec (OpenRTE) 4.1.4'\n")
         fake.chmod(0o755)
         self.assertIsNone(grade.mpi_launch(tree, 4))  # no build: no MPI
-        write(tree / "build" / "student" / "CMakeCache.txt", f"X:BOOL=ON\nMPIEXEC_EXECUTABLE:FILEPATH={fake}\n")
+        # the build's mpiexec, with the flags and environment its MPI tests get (CMake's cache)
+        write(tree / "build" / "student" / "CMakeCache.txt",
+              f"X:BOOL=ON\nMPIEXEC_EXECUTABLE:FILEPATH={fake}\n"
+              "LAB_MPIEXEC_FLAGS:INTERNAL=--oversubscribe;--bind-to;none\n"
+              "LAB_MPIEXEC_ENV:INTERNAL=OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_MCA_rmaps_base_oversubscribe=1\n")
         words = grade.mpi_launch(tree, 4)
         launch = [words[i + 1] for i in range(0, len(words), 2) if words[i] == "--launch"]
         env = [words[i + 1] for i in range(0, len(words), 2) if words[i] == "--env"]
-        self.assertEqual(launch[:3], [str(fake), "-n", "4"])
-        self.assertIn("--oversubscribe", launch)
-        self.assertIn("OMPI_MCA_rmaps_base_oversubscribe=1", env)
+        self.assertEqual(launch, [str(fake), "-n", "4", "--oversubscribe", "--bind-to", "none"])
+        self.assertEqual(env, ["OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_MCA_rmaps_base_oversubscribe=1"])
+        # another MPI (no flags cached): the plain mpiexec
+        write(tree / "build" / "student" / "CMakeCache.txt", f"MPIEXEC_EXECUTABLE:FILEPATH={fake}\n"
+              "LAB_MPIEXEC_FLAGS:INTERNAL=\nLAB_MPIEXEC_ENV:INTERNAL=\n")
+        self.assertEqual(grade.mpi_launch(tree, 2), ["--launch", str(fake), "--launch", "-n", "--launch", "2"])
+
+
+class CheckerNotes(unittest.TestCase):
+    """A case the checker ran twice (its launcher, mpiexec, died of a signal) says
+    so beside its verdict, in the tests read from the checker and in grade.md."""
+
+    def test_a_case_run_twice_is_noted(self):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("grade", GRADE)
+        grade = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(grade)
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        note = "run twice: its launcher mpiexec was killed by Segmentation fault on the first try"
+        write(tmp / "checked.json", json.dumps({"step08": {"compile_error": None, "variants": [
+            {"variant": "dgemm@np4", "cases": [{"name": "1x1x1", "passed": True, "why": ""},
+                                               {"name": "100x37x129", "passed": True, "why": "", "note": note}]}]}}))
+        tests, steps = grade.read_checked(tmp / "checked.json")
+        self.assertEqual(steps, {"step08"})
+        self.assertEqual(tests["step08.checked.dgemm@np4"]["result"], "passed")
+        self.assertEqual(tests["step08.checked.dgemm@np4"]["notes"], [f"100x37x129: {note}"])
 
 
 class SpeedFigures(unittest.TestCase):
