@@ -38,10 +38,10 @@ namespace lab::step07::detail {
 using Clock = std::chrono::steady_clock;
 
 /// A device buffer like cuda::DeviceBuffer, but from engine.cpp's pool of
-/// freed buffers: cudaFree waits for the whole device and unmaps the pages,
-/// tens of milliseconds per GPU for the largest tiles' buffers at the end of
-/// every call, so freed buffers are kept per device (one plan's, under a
-/// quarter of its memory) and handed to the next call of the same plan.
+/// freed buffers, kept per device (one plan's, under a quarter of its memory)
+/// and handed to the next call of the same plan: making and freeing them on
+/// every call (cudaFree waits for the whole device) left a 4-GPU call at
+/// n = 32768 about 60 ms longer than its copies and products (NOTES.md).
 class PooledBuffer {
  public:
   PooledBuffer() = default;
