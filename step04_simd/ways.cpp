@@ -43,22 +43,31 @@ int64_t balanced(int64_t extent, int64_t block, int64_t multiple) {
 
 // The cost model, in units of one multiply-add of the busiest thread. Each
 // term is a stream of doubles per multiply-add, weighed by what a double of
-// it costs. A core does 16 double multiply-adds a cycle (two 512-bit FMAs);
-// with every core reading at once, L3 gives each about one double a cycle
-// (kL3: the micro-kernel's reads of B, prefetched, and an A block read from
-// the cores that share it), and memory far less: packing A reads it from
-// memory or L3 with a stride, and nothing overlaps it with arithmetic (kPack).
-// The weights are rough; what matters is that both terms grow as a block
-// shrinks, so that no block gets thin to feed more threads.
-constexpr double kL3 = 16.0, kPack = 32.0;
+// it costs next to the 16 multiply-adds a core does per cycle:
+//   kL3    B read from L3 once per block of mc rows (the micro-kernel's loads
+//          of its B panel);
+//   kShare more for each other thread that reads the same B panel at the same
+//          time (its sharers contend for it in L3; a panel of one thread's
+//          own stays close to its core);
+//   kPack  A packed once per nc columns by each group: cheap while A lies in
+//          L3 (kPackL3), dear once it must come from memory (kPackMemory:
+//          every group reads all of it, and nothing overlaps that);
+//   kJr    the parts of a shared A block read from the other cores' caches.
+// The weights were fitted to forced runs of every factorization of 4 to 64
+// threads at n = 2048, 4096 and 8192 on a 64-core Xeon (step04_ways_sweep;
+// NOTES.md): of the model's choice to the fastest ways, 0.95 on average
+// there, where the first, unfitted weights (B alone, no sharers) gave 0.86.
+// What they say: a B panel shared by few threads is worth more groups, each
+// packing A again, as long as A stays in L3.
+constexpr double kL3 = 64.0, kShare = 16.0, kPackL3 = 8.0, kPackMemory = 128.0, kJr = 16.0;
 
 struct Cost {
   double value;
   int64_t mc, nc;
 };
 
-Cost cost_of(lab::step04::Ways w, int64_t m, int64_t n, int mr, int nr, lab::step04::Blocking blk,
-             int64_t nc_cap) {
+Cost cost_of(lab::step04::Ways w, int64_t m, int64_t n, int64_t k, int mr, int nr, lab::step04::Blocking blk,
+             int64_t nc_cap, int64_t l3_bytes) {
   const int64_t row_panels = ceil_div(m, mr), col_panels = ceil_div(n, nr);
   const int64_t rows = mr * ceil_div(row_panels, w.ic);                  // the busiest ic way
   const int64_t group_cols = nr * ceil_div(col_panels, w.jc);            // the widest group
@@ -66,10 +75,13 @@ Cost cost_of(lab::step04::Ways w, int64_t m, int64_t n, int mr, int nr, lab::ste
   const int64_t mc = balanced(rows, round_up(blk.mc, mr), mr);           // its A blocks
   const int64_t nc = balanced(group_cols, nc_cap, nr);                   // its group's B panels
   // B: the thread reads its part of the B panel from L3 once per block of mc rows (1 / mc per
-  //    multiply-add); A: its group packs all of A once per nc columns (1 / nc, whatever jr is);
-  //    jr: each thread sharing an A block reads the others' parts of it from their caches once
-  //    per nc columns, for its nc / jr of them ((jr - 1) / nc).
-  const double penalty = kL3 / double(mc) + kPack / double(nc) + kL3 * double(w.jr - 1) / double(nc);
+  //    multiply-add), the more dearly the more threads share the panel (ic jr of them); A: its
+  //    group packs all of A once per nc columns (1 / nc, whatever jr is); jr: each thread sharing
+  //    an A block reads the others' parts of it from their caches once per nc columns, for its
+  //    nc / jr of them ((jr - 1) / nc).
+  const double pack = double(m) * double(k) * double(sizeof(double)) <= double(l3_bytes) / 2 ? kPackL3 : kPackMemory;
+  const double penalty = (kL3 + kShare * double(w.ic * w.jr - 1)) / double(mc) + pack / double(nc) +
+                         kJr * double(w.jr - 1) / double(nc);
   return {double(rows) * double(cols) * (1.0 + penalty), mc, nc};
 }
 
@@ -94,7 +106,7 @@ lab::step04::Layout lab::step04::layout_for(int threads, int64_t m, int64_t n, i
       // A blocks on their way to L2, C, and what else runs).
       const int64_t l3_share = l3_bytes / 2 / jc / int64_t(sizeof(double)) / kc;
       const int64_t nc_cap = std::max<int64_t>(nr, std::min(round_up(blk.nc, nr), l3_share / nr * nr));
-      const Cost c = cost_of(w, m, n, mr, nr, blk, nc_cap);
+      const Cost c = cost_of(w, m, n, k, mr, nr, blk, nc_cap, l3_bytes);
       // Ties go to the first found: fewer groups, then fewer ic ways (fewer
       // copies of A, fewer threads sharing a panel).
       if (best_cost < 0 || c.value < best_cost * (1 - 1e-9)) {

@@ -318,8 +318,11 @@ def draw_step04_ways(out):
     w = step04_node_ways()
     mr, nr, n, threads = p["mr"], p["nr"], w["n"], w["threads"]
     cdiv = lambda a, b: -(-a // b)  # noqa: E731
-    rows = mr * cdiv(cdiv(n, mr), w["ic"])           # an ic way's rows: its A block (mc)
+    rows = mr * cdiv(cdiv(n, mr), w["ic"])           # an ic way's rows
     cols = nr * cdiv(cdiv(n, nr), w["jc"])           # a group's columns: its B panel (nc)
+    # its A blocks: as few blocks of at most mc (rounded up to mr) as cover the rows, all alike (ways.cpp's balanced)
+    blocks = cdiv(rows, cdiv(p["mc"], mr) * mr)
+    mc = cdiv(cdiv(rows, blocks), mr) * mr
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 6.2), gridspec_kw={"width_ratios": [1.25, 1]})
     # left: C cut into jc groups of columns, each into ic ways of rows, each into jr strips
     left.set_xlim(-0.6, 10.6)
@@ -339,16 +342,18 @@ def draw_step04_ways(out):
                     text(left, x + gw / w["jr"] / 2, y + wh / 2, str(t), 7, color="black")
         box(left, g * gw, 0, gw, 10.0, fc="none", ec="black", lw=2.0, z=4)
     brace(left, 0, 10.3, gw, 10.3, f"group 0: {cols} columns, its own kc x nc panel of B", "t", size=9)
-    brace(left, -0.25, 10.0, -0.25, 10.0 - wh, f"mc = {rows}", "l", size=9)
+    brace(left, -0.25, 10.0, -0.25, 10.0 - wh, f"{rows} rows\n(mc = {mc})" if mc != rows else f"mc = {rows}",
+          "l", size=9)
     text(left, 5.0, -0.55, f"C, n = {n}: {threads} threads = jc {w['jc']} x ic {w['ic']} x jr {w['jr']}", 10.5)
-    text(left, 5.0, -1.1, f"each thread's number in its strip; the {w['jr']} threads of a row block share one "
-         f"packed A block", 8.5, color="#444444")
+    share = (f"the {w['jr']} threads of a row block share one packed A block" if w["jr"] > 1 else
+             f"each packs its own A blocks; the {w['ic']} threads of a group share its B panel")
+    text(left, 5.0, -1.1, f"each thread's number in its strip; {share}", 8.5, color="#444444")
     left.set_title("The ways step04 chooses on the 64-core node", fontsize=11)
     # right: what one thread streams from L3 per flop, against the rows it owns (the A block, mc)
     flop_rate = 50e9  # per core, about what the micro-kernel does on the node
     ic_only = max(mr, cdiv(n, threads) // mr * mr)
-    mcs = [ic_only, rows]
-    labels = [f"IC loop alone\nmc = {ic_only}", f"jc x ic x jr ways\nmc = {rows}"]
+    mcs = [ic_only, mc]
+    labels = [f"IC loop alone\nmc = {ic_only}", f"jc x ic x jr ways\nmc = {mc}"]
     traffic = [threads * flop_rate * 8 / (2 * m) / 1e9 for m in mcs]   # GB/s of B from L3, all threads
     bars = right.bar([0, 1], traffic, color=[GLOBAL, L3], width=0.55)
     for b, t in zip(bars, traffic):
