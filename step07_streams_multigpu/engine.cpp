@@ -255,7 +255,7 @@ std::unique_ptr<Call> prepare(double alpha, ConstMatView A, ConstMatView B, doub
 Worker::Worker(Call& call, StreamSlot slot)
     : call_(call), slot_(slot), device_((LAB_CUDA_CHECK(cudaSetDevice(slot.device)), slot.device)) {
   const TileShape& t = plan().shape;
-  dC_ = PooledBuffer(size_t(t.tm * t.tn));
+  for (int c = 0; c < plan().c_buffers; ++c) dC_[c] = PooledBuffer(size_t(t.tm * t.tn));
   dCin_ = PooledBuffer(size_t(t.tm * c_block_width(t)));
   for (int b = 0; b < 2; ++b) {
     dA_[b] = PooledBuffer(size_t(t.tm * t.tk));
@@ -264,7 +264,8 @@ Worker::Worker(Call& call, StreamSlot slot)
   LAB_EMULATION(name_stream(h2d_.get(), "h2d"));
   LAB_EMULATION(name_stream(compute_.get(), "compute"));
   LAB_EMULATION(name_stream(d2h_.get(), "d2h"));
-  LAB_EMULATION(name_memory(dC_.data(), "the C tile"));
+  LAB_EMULATION(name_memory(dC_[0].data(), "the C tile"));
+  if (plan().c_buffers > 1) LAB_EMULATION(name_memory(dC_[1].data(), "the C tile (second buffer)"));
   LAB_EMULATION(name_memory(dCin_.data(), "the C-in buffer"));
   for (int b = 0; b < 2; ++b) {
     LAB_EMULATION(name_memory(dA_[b].data(), "buffer slot " + std::to_string(b)));
@@ -362,10 +363,15 @@ std::string Worker::host_block_name(const double* p) const {
 }
 
 std::string Worker::tile_block_name(const double* p, int64_t cols) const {
-  const int64_t col = (p - dC_.data()) / plan().shape.tm, bw = c_block_width(plan().shape);
-  if (p < dC_.data() || p >= dC_.data() + dC_.size()) return "the C-in buffer";
-  if (col == 0 && cols > bw) return "the C tile";
-  return "block " + std::to_string(col / bw) + " of the C tile";
+  for (int c = 0; c < plan().c_buffers; ++c) {
+    const PooledBuffer& buf = dC_[c];
+    if (p < buf.data() || p >= buf.data() + buf.size()) continue;
+    const int64_t col = (p - buf.data()) / plan().shape.tm, bw = c_block_width(plan().shape);
+    const std::string second = c == 0 ? "" : " (second buffer)";
+    if (col == 0 && cols > bw) return "the C tile" + second;
+    return "block " + std::to_string(col / bw) + " of the C tile" + second;
+  }
+  return "the C-in buffer";
 }
 
 TraceEvent Worker::event(const std::string& kind, int64_t bytes, double start_s, double end_s) const {
@@ -522,7 +528,7 @@ Tile::Tile(Worker& w, int64_t index)
     : call(w.call()),
       r(call.plan.tile(index)),
       hC(call.C.block(r.i0, r.j0, r.rows, r.cols)),
-      dC(w.c_tile(r.rows, r.cols)),
+      dC((w.next_c_buffer(), w.c_tile(r.rows, r.cols))),
       panels(call.plan.panels),
       bw(c_block_width(call.plan.shape)),
       blocks((r.cols + bw - 1) / bw),

@@ -99,6 +99,7 @@ class Worker {
   Call& call_;
   StreamSlot slot_;
   int device_;
+  cuda::Event c_stored_sets_[2][lab::step07::kCBlocks];  ///< one set per C buffer (c_stored below)
 
  public:
   /// Makes the current device slot.device and allocates (throws on failure).
@@ -118,8 +119,11 @@ class Worker {
   cudaStream_t compute() const { return compute_.get(); }
   cudaStream_t d2h() const { return d2h_.get(); }
 
-  /// Device views (ld = the buffer's full height) of the C tile and of panel buffer b (0 or 1).
-  MatView c_tile(int64_t rows, int64_t cols) const { return {dC_.data(), rows, cols, plan().shape.tm}; }
+  /// Device views (ld = the buffer's full height) of the C tile (the current
+  /// C buffer) and of panel buffer b (0 or 1).
+  MatView c_tile(int64_t rows, int64_t cols) const {
+    return {dC_[c_buffer_].data(), rows, cols, plan().shape.tm};
+  }
   MatView a_panel(int b, int64_t rows, int64_t cols) const {
     return {dA_[b].data(), rows, cols, plan().shape.tm};
   }
@@ -133,9 +137,18 @@ class Worker {
   cuda::Event panel_ready[2], panel_free[2];
   cuda::Event c_loaded, c_done, c_in_ready, c_in_free;
   /// c_stored[j] is recorded when block j of the C buffer (plan.hpp's
-  /// kCBlocks, c_block_width) has gone back.
+  /// kCBlocks, c_block_width) has gone back. With two C buffers
+  /// (Plan::c_buffers) each has its own events, and c_stored points to those
+  /// of the buffer the current tile uses: its first products wait for that
+  /// buffer's copy back, two tiles earlier.
   static constexpr int kCBlocks = lab::step07::kCBlocks;
-  cuda::Event c_stored[kCBlocks];
+  cuda::Event* c_stored = c_stored_sets_[0];
+  /// A new tile takes the next C buffer (with two, they alternate; Tile's constructor calls it).
+  void next_c_buffer() {
+    if (plan().c_buffers < 2) return;
+    c_buffer_ = int(c_tiles_++ % 2);
+    c_stored = c_stored_sets_[c_buffer_];
+  }
   /// The panel buffer to use next (alternates 0, 1, 0, ... across tiles).
   int next_panel_buffer() { return (panel_count_++) % 2; }
 
@@ -184,7 +197,9 @@ class Worker {
 
   cuda::Stream h2d_, compute_, d2h_;
   cublasHandle_t blas_ = nullptr;
-  PooledBuffer dC_, dCin_, dA_[2], dB_[2];
+  PooledBuffer dC_[2], dCin_, dA_[2], dB_[2];
+  int c_buffer_ = 0;    ///< the C buffer of the current tile
+  int64_t c_tiles_ = 0;  ///< tiles begun (with two C buffers)
   std::vector<Staging> in_ring_, out_ring_;
   size_t in_next_ = 0, out_next_ = 0, out_ring_size_ = 2;
   int64_t staging_elems_ = 0;

@@ -87,6 +87,10 @@ TileRange Plan::tile(int64_t index) const {
   return {i0, j0, std::min(shape.tm, m - i0), std::min(shape.tn, n - j0)};
 }
 
+int64_t Plan::device_bytes() const {
+  return stream_device_bytes(shape) + (c_buffers - 1) * int64_t(sizeof(double)) * shape.tm * shape.tn;
+}
+
 int64_t Plan::panel_depth(int64_t p) const { return std::min(shape.tk, k - p * shape.tk); }
 
 double Plan::h2d_bytes(bool load_c) const {
@@ -98,10 +102,11 @@ double Plan::d2h_bytes() const { return 8.0 * double(m) * double(n); }
 std::string Plan::describe(bool load_c) const {
   char s[256];
   std::snprintf(s, sizeof s,
-                "C tiles %lldx%lld (%lld of them), k panels of %lld (%lld), %lld products, %s per stream; "
+                "C tiles %lldx%lld (%lld of them), k panels of %lld (%lld), %lld products, %s per stream%s; "
                 "H2D %s, D2H %s per call",
                 (long long)shape.tm, (long long)shape.tn, (long long)tiles(), (long long)shape.tk,
-                (long long)panels, (long long)products(), bytes_text(double(stream_device_bytes(shape))).c_str(),
+                (long long)panels, (long long)products(), bytes_text(double(device_bytes())).c_str(),
+                c_buffers > 1 ? " (two C tiles)" : "",
                 bytes_text(h2d_bytes(load_c)).c_str(), bytes_text(d2h_bytes()).c_str());
   return s;
 }
@@ -259,6 +264,11 @@ SharePlan make_share_plan(int64_t m, int64_t n, int64_t k, const Options& o, siz
   }
   sp.super_rows = ceil_div(p.tiles_m, sp.grid.rows);
   sp.super_cols = ceil_div(p.tiles_n, sp.grid.cols);
+  // An entry computes one tile per super tile; with several, a second C tile
+  // lets one go back while the next is computed (where the cap holds it).
+  const int64_t per_entry = int64_t(cap / size_t(std::max(1, entries_per_device)));
+  if (sp.supers() > 1 && stream_device_bytes(p.shape) + int64_t(sizeof(double)) * p.shape.tm * p.shape.tn <= per_entry)
+    p.c_buffers = 2;
   return sp;
 }
 

@@ -46,6 +46,12 @@ struct Plan {
   int64_t m = 0, n = 0, k = 0;
   TileShape shape;
   int64_t tiles_m = 0, tiles_n = 0, panels = 0;
+  /// C tiles on the device per stream: 1, or 2 where a stream computes
+  /// several tiles one after the other and the memory holds a second
+  /// (make_share_plan): then one tile's C goes back while the next tile's
+  /// products run in the other buffer, instead of the next tile's first
+  /// products waiting for the copy back.
+  int c_buffers = 1;
 
   int64_t tiles() const { return tiles_m * tiles_n; }
   /// Products (cublasDgemm launches) in one call: one per tile and k panel,
@@ -56,6 +62,8 @@ struct Plan {
   /// k range [p0, p0 + depth) of panel p.
   int64_t panel_start(int64_t p) const { return p * shape.tk; }
   int64_t panel_depth(int64_t p) const;
+  /// Device bytes one stream needs: stream_device_bytes and its second C tile.
+  int64_t device_bytes() const;
   /// What crosses PCIe in one call (the formula above).
   double h2d_bytes(bool load_c) const;
   double d2h_bytes() const;
@@ -198,7 +206,8 @@ struct SharePlan {
 /// that fit `cap` shared by `entries_per_device` streams, or the requested
 /// ones), then, for chosen tiles, halved until there is a whole super tile
 /// (tiles_m >= rows, tiles_n >= cols, so no fewer tiles than entries, down to
-/// make_plan's smallest balanced tile). Throws as make_plan does.
+/// make_plan's smallest balanced tile), with two C tiles per entry where there
+/// are several super tiles and the cap holds the second. Throws as make_plan does.
 SharePlan make_share_plan(int64_t m, int64_t n, int64_t k, const Options& opts, size_t cap,
                           int entries_per_device, int entries, bool cap_given);
 

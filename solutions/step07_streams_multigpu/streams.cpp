@@ -23,6 +23,8 @@
 //   panel_free[b]   recorded on compute after the product that read buffer b;  h2d waits for it
 //   c_stored[j]     block j of the tile copied back (d2h);  the next tile's first
 //                   product into block j (and a load of C into it) waits for it
+//                   (where the plan gives a worker two C buffers, c_stored is
+//                   the current buffer's set: the wait is for two tiles back)
 //   c_loaded        (one panel only: no middle to hide C in) a block of C loaded into the tile
 //   c_done          a block's last product (compute);  d2h waits before copying it back
 //   c_in_ready      a block of the host's C is in the c_in buffer (h2d);  compute waits, then adds it

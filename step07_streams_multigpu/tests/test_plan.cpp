@@ -321,6 +321,30 @@ TEST(Step07SharePlan, ChosenTilesMakeAWholeSuperTile) {
   expect_team_covers(sp, 4);
 }
 
+// An entry with several tiles one after the other gets a second C tile where
+// the cap holds it (one goes back while the next is computed); one super
+// tile, or a cap without room, keeps one.
+TEST(Step07SharePlan, SeveralSuperTilesGetTwoCBuffersWhereTheyFit) {
+  Options o;
+  auto sp = lab::step07::make_share_plan(65536, 65536, 65536, o, size_t(60) * GiB, 1, 4, false);
+  EXPECT_EQ(sp.supers(), 4);
+  EXPECT_EQ(sp.plan.c_buffers, 2);
+  EXPECT_EQ(sp.plan.device_bytes(),
+            lab::step07::stream_device_bytes(sp.plan.shape) + 8 * sp.plan.shape.tm * sp.plan.shape.tn);
+  EXPECT_NE(sp.plan.describe(false).find("two C tiles"), std::string::npos) << sp.plan.describe(false);
+  sp = lab::step07::make_share_plan(32768, 32768, 32768, o, size_t(60) * GiB, 1, 4, false);
+  EXPECT_EQ(sp.supers(), 1);
+  EXPECT_EQ(sp.plan.c_buffers, 1) << "one tile per entry: nothing to overlap";
+  // Tiles asked for, and a cap that holds one tile set and not a second C tile.
+  o.tm = o.tn = o.tk = 1024;
+  const int64_t one = lab::step07::stream_device_bytes({1024, 1024, 1024});
+  sp = lab::step07::make_share_plan(8192, 8192, 8192, o, size_t(2 * one), 2, 4, true);
+  EXPECT_GT(sp.supers(), 1);
+  EXPECT_EQ(sp.plan.c_buffers, 1) << "two entries on the device share the cap";
+  sp = lab::step07::make_share_plan(8192, 8192, 8192, o, size_t(one + 8 * 1024 * 1024), 1, 4, true);
+  EXPECT_EQ(sp.plan.c_buffers, 2);
+}
+
 TEST(Step07Queue, EveryTileGoesOutOnceAcrossThreads) {
   constexpr int64_t kTiles = 10000;
   constexpr int kThreads = 8;
