@@ -9,10 +9,13 @@
 // other at once), where the GPUs can reach each other; the host's memcpy rate
 // (one thread and all cores: what staging a pageable matrix costs);
 // device-resident cublasDgemm on random doubles, on one GPU alone and on all
-// of them at once (the multi-GPU bounds take the slowest). Then, for each size, the
+// of them at once (the multi-GPU bounds take the slowest), and, on several
+// GPUs, at the shape of the plan's own products (tile x panel, beta = 1), all
+// at once. Then, for each size, the
 // bytes step07's plan moves and the bound max(PCIe time, compute time) the
 // handout compares with, on one GPU and (GPUs listed once each) on all of
-// them, without and with panel sharing (below). --model-gpus N adds the same
+// them, without and with panel sharing (below), and on all of them again with
+// the products at the panel-shaped rate. --model-gpus N adds the same
 // two bounds for a host of N such GPUs, on paper, from the rates measured here.
 //
 // Panel sharing: G GPUs form a team grid gr x gc (gr the largest divisor of G
@@ -276,15 +279,17 @@ double probe_host_memcpy(size_t bytes, int threads) {
   return gbs(bytes, best);
 }
 
-// Device-resident cublasDgemm of order n on random doubles, on each GPU of
-// `gpus` at the same time (one host thread each; all of them set up before
-// any is timed): each GPU's median rate in TFLOP/s. With several GPUs this is
-// the rate each keeps while the others run too (they share the node's power
-// and cooling), the product rate of the multi-GPU bounds.
-std::vector<double> probe_dgemm(const std::vector<int>& gpus, int64_t n) {
-  lab::Matrix A(n, n), B(n, n);
+// Device-resident cublasDgemm, C (m x n) <- A (m x k) B (k x n) + beta C, on
+// random doubles, on each GPU of `gpus` at the same time (one host thread
+// each; all of them set up before any is timed): each GPU's median rate in
+// TFLOP/s. With several GPUs this is the rate each keeps while the others run
+// too (they share the node's power and cooling), the product rate of the
+// multi-GPU bounds.
+std::vector<double> probe_dgemm(const std::vector<int>& gpus, int64_t m, int64_t n, int64_t k, double beta) {
+  lab::Matrix A(m, k), B(k, n), C(m, n);
   A.fill_random(1);
   B.fill_random(2);
+  C.fill_random(3);
   const size_t g = gpus.size();
   std::vector<double> tflops(g, 0.0);
   std::vector<std::string> errors(g);
@@ -296,13 +301,13 @@ std::vector<double> probe_dgemm(const std::vector<int>& gpus, int64_t n) {
       LAB_CUDA_CHECK(cudaSetDevice(gpus[i]));
       const lab::cuda::DeviceMatrix dA = lab::cuda::DeviceMatrix::from_host(A.cview());
       const lab::cuda::DeviceMatrix dB = lab::cuda::DeviceMatrix::from_host(B.cview());
-      lab::cuda::DeviceMatrix dC = lab::cuda::DeviceMatrix::from_host(A.cview());
+      lab::cuda::DeviceMatrix dC = lab::cuda::DeviceMatrix::from_host(C.cview());
       lab::cuda::CublasHandle h;
       lab::cuda::Stream s;
-      const double one = 1.0, zero = 0.0;
+      const double one = 1.0;
       auto call = [&] {
-        LAB_CUDA_CHECK(cublasDgemm_64(h.on(s.get()), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA.view().data, n,
-                                      dB.view().data, n, &zero, dC.view().data, n));
+        LAB_CUDA_CHECK(cublasDgemm_64(h.on(s.get()), CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dA.view().data, m,
+                                      dB.view().data, k, &beta, dC.view().data, m));
       };
       {
         std::unique_lock<std::mutex> lock(mu);
@@ -313,7 +318,7 @@ std::vector<double> probe_dgemm(const std::vector<int>& gpus, int64_t n) {
       lab::TimingOptions o;
       o.min_reps = 3;
       o.min_time_s = 1.0;
-      tflops[i] = lab::gflops(n, n, n, lab::cuda::time_device(call, s.get(), o).median_s) / 1e3;
+      tflops[i] = lab::gflops(m, n, k, lab::cuda::time_device(call, s.get(), o).median_s) / 1e3;
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(mu);
       errors[i] = e.what();
@@ -531,19 +536,44 @@ int main(int argc, char** argv) {
     const double mc1 = probe_host_memcpy(bytes, 1), mcn = probe_host_memcpy(bytes, cores);
     report("host memcpy pageable -> pinned, 1 thread", -1, mc1, "GB/s");
     report("host memcpy pageable -> pinned, " + std::to_string(cores) + " threads", -1, mcn, "GB/s");
-    const double tflops = probe_dgemm({gpus.front()}, dgemm_n).front();
+    const double tflops = probe_dgemm({gpus.front()}, dgemm_n, dgemm_n, dgemm_n, 0.0).front();
     report("device-resident cublasDgemm n=" + std::to_string(dgemm_n), gpus.front(), tflops, "TFLOP/s");
     // The multi-GPU bounds take the rate of the slowest GPU with all of them
     // multiplying at once: the plans deal the tiles evenly, so it finishes last.
     double tflops_all = tflops;
     if (distinct.size() > 1) {
-      const std::vector<double> each = probe_dgemm(distinct, dgemm_n);
+      const std::vector<double> each = probe_dgemm(distinct, dgemm_n, dgemm_n, dgemm_n, 0.0);
       for (size_t i = 0; i < each.size(); ++i)
         report("device-resident cublasDgemm n=" + std::to_string(dgemm_n) + ", all GPUs at once", distinct[i],
                each[i], "TFLOP/s");
       tflops_all = *std::min_element(each.begin(), each.end());
       report("device-resident cublasDgemm n=" + std::to_string(dgemm_n) + ", all GPUs at once (slowest)", -1,
              tflops_all, "TFLOP/s");
+    }
+    // The products step07 runs on all GPUs are not square: a tm x tn tile times
+    // a tk-deep panel, added to C (beta = 1). Their rate, all GPUs at once, at
+    // the plan of the largest size: a second product rate for the bounds (the
+    // products alone cannot go faster than this, whatever the copies do).
+    double tflops_panel = 0;
+    if (distinct.size() > 1 && distinct.size() == gpus.size() && !sizes.empty()) {
+      try {
+        LAB_CUDA_CHECK(cudaSetDevice(gpus.front()));
+        size_t free_p = 0, total_p = 0;
+        LAB_CUDA_CHECK(cudaMemGetInfo(&free_p, &total_p));
+        lab::step07::Options o;
+        o.streams_per_gpu = streams;
+        const int64_t n = *std::max_element(sizes.begin(), sizes.end());
+        const auto shape =
+            lab::step07::make_plan(n, n, n, o, free_p / 10 * 9, streams, int(gpus.size()), false).shape;
+        const std::vector<double> each = probe_dgemm(distinct, shape.tm, shape.tn, shape.tk, 1.0);
+        tflops_panel = *std::min_element(each.begin(), each.end());
+        report("device-resident cublasDgemm " + std::to_string(shape.tm) + "x" + std::to_string(shape.tn) + "x" +
+                   std::to_string(shape.tk) + " (the plan's panel products, beta = 1), all GPUs at once (slowest)",
+               -1, tflops_panel, "TFLOP/s");
+      } catch (const std::exception& e) {
+        std::printf("  (no panel-shaped product rate: %s)\n", e.what());
+        tflops_panel = 0;
+      }
     }
 
     // The bound: PCIe time (each direction on its own engine) against compute.
@@ -581,6 +611,14 @@ int main(int argc, char** argv) {
                   g, streams, g);
       bound_tables(sizes, g, streams, free_b / 10 * 9,
                    Rates{all_h2d / g, all_d2h / g, all_both / g, peer_per_gpu, tflops_all}, "");
+      if (tflops_panel > 0) {
+        std::printf("\n# the same bounds with the products at the rate of the plan's panel products (%.1f TFLOP/s "
+                    "a GPU, all at once), not of square ones\n",
+                    tflops_panel);
+        bound_tables(sizes, g, streams, free_b / 10 * 9,
+                     Rates{all_h2d / g, all_d2h / g, all_both / g, peer_per_gpu, tflops_panel},
+                     " at the panel rate");
+      }
     }
     // On paper: a host of N such GPUs, each copying as one of these does with all at once.
     if (model_gpus > 0) {

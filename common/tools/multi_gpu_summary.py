@@ -190,6 +190,11 @@ class Summary:
                   f"{fmt(ratio, '.2f')}x the 1-GPU rate at n = {n}; bound {fmt(b, '.1f')}, with sharing "
                   f"{fmt(bs, '.1f')} TFLOP/s: {fmt(of, '.3f')} of it (goal {STEP07_BIG_OF_BOUND}): {v or '-'}; "
                   f"{rb.check}")
+            # the probe's second bound: the products at the rate of the plan's own (not square) products
+            bp = probe.get(f"bound pinned, sharing n={r['n']} on 4 GPUs at the panel rate", (None,))[0] if probe else None
+            if bp and rb.tf:
+                print(f"  n = {r['n']} on 4 GPUs against the bound with sharing and the products at the rate of the "
+                      f"plan's panel products: {bp:.1f} TFLOP/s, {rb.tf / bp:.3f} of it")
         return runs
 
     def probe_tables(self, probe):
@@ -199,7 +204,8 @@ class Summary:
             return
         for what, (v, unit) in probe.items():
             if re.match(r"(pinned (H2D|D2H|both ways), all GPUs at once|peer copy"
-                        r"|device-resident cublasDgemm n=\d+(, all GPUs at once \(slowest\))?$)", what):
+                        r"|device-resident cublasDgemm n=\d+(, all GPUs at once \(slowest\))?$"
+                        r"|device-resident cublasDgemm \d+x\d+x\d+ \(the plan's panel products)", what):
                 print(f"  {what}: {v:.1f} {unit}")
         for paper in (False, True):
             table = {}  # n -> {(G, sharing): TFLOP/s}

@@ -59,6 +59,14 @@ class FourGpuRun(unittest.TestCase):
         self.assertIn("n = 65536 on 4 GPUs: 3.212 s, 175.26 TFLOP/s, 3.55x the 1-GPU rate at n = 32768; "
                       "bound 223.3, with sharing 223.3 TFLOP/s: 0.785 of it (goal 0.92): MISSED; pass", self.out)
 
+    def test_the_bound_at_the_panel_rate(self):
+        self.assertIn("device-resident cublasDgemm 16384x16384x2048 (the plan's panel products, beta = 1), all GPUs "
+                      "at once (slowest): 50.2 TFLOP/s", self.out)
+        self.assertIn("n = 65536 on 4 GPUs against the bound with sharing and the products at the rate of the plan's "
+                      "panel products: 201.0 TFLOP/s, 0.872 of it", self.out)
+        # the main tables keep the square rate's bounds
+        self.has("65536", "4", "223.3", "223.3", "1.00x")
+
     def test_probe_rates_and_bounds_with_and_without_sharing(self):
         self.assertIn("pinned H2D, all GPUs at once (sum): 200.0 GB/s", self.out)
         self.assertIn("peer copy, one pair (GPU 0 to 1): 371.2 GB/s", self.out)
@@ -173,7 +181,8 @@ class FaithfulFixtures(unittest.TestCase):
     def test_probe_rows(self):
         probe = (ROOT / "step07_streams_multigpu/probe.cpp").read_text()
         for what in ('"peer copy, one pair (GPU "', '"peer copy, all pairs at once (sum)"', '"bound pinned"',
-                     '", sharing"', '" (on paper)"', '"pinned H2D, all GPUs at once (sum)"'):
+                     '", sharing"', '" (on paper)"', '"pinned H2D, all GPUs at once (sum)"', '" at the panel rate"',
+                     "(the plan's panel products, beta = 1), all GPUs at once (slowest)"):
             self.assertIn(what, probe)
         lines = (FIXTURE / "step07_probe_multi.csv").read_text().splitlines()
         self.assertEqual(lines[0], "what,gpu,value,unit")
