@@ -267,8 +267,8 @@ SharePlan make_share_plan(int64_t m, int64_t n, int64_t k, const Options& o, siz
   // An entry computes one tile per super tile; with several, a second C tile
   // lets one go back while the next is computed (where the cap holds it).
   const int64_t per_entry = int64_t(cap / size_t(std::max(1, entries_per_device)));
-  if (sp.supers() > 1 && stream_device_bytes(p.shape) + int64_t(sizeof(double)) * p.shape.tm * p.shape.tn <= per_entry)
-    p.c_buffers = 2;
+  p.c_buffers = 2;
+  if (sp.supers() < 2 || p.device_bytes() > per_entry) p.c_buffers = 1;
   return sp;
 }
 

@@ -396,17 +396,22 @@ Bound bound_sharing(const lab::step07::Plan& plan, int g, const Rates& r) {
 // The two bounds on G GPUs for every size, as a table and as CSV rows
 // ("bound pinned n=N on G GPUs" and "bound pinned, sharing n=N on G GPUs",
 // followed by `suffix`). Sharing needs a peer rate.
+// The plan of an n x n x n product on g GPUs of `cap` bytes each: one tile per
+// stream without sharing, one per GPU of a super tile with it (no GPU idle).
+lab::step07::Plan plan_on(int64_t n, int g, int streams, size_t cap, bool sharing) {
+  lab::step07::Options o;
+  o.streams_per_gpu = streams;
+  return lab::step07::make_plan(n, n, n, o, cap, streams, sharing ? g : g * streams, false);
+}
+
 void bound_tables(const std::vector<int64_t>& sizes, int g, int streams, size_t cap, const Rates& r,
                   const std::string& suffix) {
   std::printf("  %6s %-8s %-34s %8s %8s %8s %8s %8s %9s\n", "n", "scheme", "plan", "H2D_s", "D2H_s", "both_s",
               "peer_s", "gemm_s", "bound");
   for (int64_t n : sizes) {
-    lab::step07::Options o;
-    o.streams_per_gpu = streams;
     for (bool sharing : {false, true}) {
       if (sharing && r.peer <= 0) continue;
-      // no GPU idle: one tile per stream without sharing, one per GPU of a super tile with it
-      const auto plan = lab::step07::make_plan(n, n, n, o, cap, streams, sharing ? g : g * streams, false);
+      const auto plan = plan_on(n, g, streams, cap, sharing);
       const Bound b = sharing ? bound_sharing(plan, g, r) : bound_plain(plan, g, r);
       const double tf = lab::gflops(n, n, n, b.seconds()) / 1e3;
       char peer[32] = "";
@@ -554,17 +559,14 @@ int main(int argc, char** argv) {
     // a tk-deep panel, added to C (beta = 1). Their rate, all GPUs at once, at
     // the plan of the largest size: a second product rate for the bounds (the
     // products alone cannot go faster than this, whatever the copies do).
+    LAB_CUDA_CHECK(cudaSetDevice(gpus.front()));
+    size_t free_b = 0, total_b = 0;
+    LAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     double tflops_panel = 0;
     if (distinct.size() > 1 && distinct.size() == gpus.size() && !sizes.empty()) {
       try {
-        LAB_CUDA_CHECK(cudaSetDevice(gpus.front()));
-        size_t free_p = 0, total_p = 0;
-        LAB_CUDA_CHECK(cudaMemGetInfo(&free_p, &total_p));
-        lab::step07::Options o;
-        o.streams_per_gpu = streams;
         const int64_t n = *std::max_element(sizes.begin(), sizes.end());
-        const auto shape =
-            lab::step07::make_plan(n, n, n, o, free_p / 10 * 9, streams, int(gpus.size()), false).shape;
+        const auto shape = plan_on(n, int(gpus.size()), streams, free_b / 10 * 9, true).shape;
         const std::vector<double> each = probe_dgemm(distinct, shape.tm, shape.tn, shape.tk, 1.0);
         tflops_panel = *std::min_element(each.begin(), each.end());
         report("device-resident cublasDgemm " + std::to_string(shape.tm) + "x" + std::to_string(shape.tn) + "x" +
@@ -582,8 +584,6 @@ int main(int argc, char** argv) {
     std::printf("  %6s %-34s %8s %8s %8s %9s %12s\n", "n", "plan", "H2D_s", "D2H_s", "gemm_s", "bound",
                 "pageable");
     LAB_CUDA_CHECK(cudaSetDevice(gpus.front()));
-    size_t free_b = 0, total_b = 0;
-    LAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     for (int64_t n : sizes) {
       lab::step07::Options o;
       o.streams_per_gpu = streams;

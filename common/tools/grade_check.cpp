@@ -156,8 +156,7 @@ struct Outcome {
   std::string msg;
   std::vector<double> c;
   double seconds = 0;  // last input byte written -> last byte of C read
-  bool launcher_crashed = false;  // the launcher itself (mpiexec) died of a signal
-  int launcher_signal = 0;
+  int launcher_signal = 0;  // the signal the launcher itself (mpiexec) died of, 0: it did not
 };
 
 constexpr double kGuard = -7777.25;  // in the rows of C's buffer below row m
@@ -301,8 +300,7 @@ Outcome serve(const Options& o, const lab::wire::Request& rq, const std::vector<
   if (!out.failure.empty()) return out;
   if (!header || got.size() < want) {
     out.failure = "no answer: " + signal_text(status) + (status == 127 << 8 ? " (the program is missing)" : "");
-    out.launcher_crashed = !o.launch.empty() && WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL;
-    if (out.launcher_crashed) out.launcher_signal = WTERMSIG(status);
+    if (!o.launch.empty() && WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL) out.launcher_signal = WTERMSIG(status);
     return out;
   }
   out.answered = true;
@@ -608,7 +606,7 @@ int main(int argc, char** argv) {
     // mpiexec itself killed by a signal (a rank's crash makes it exit with a
     // status instead): the launcher's failure, tried once more
     std::string note;
-    if (out.launcher_crashed) {
+    if (out.launcher_signal != 0) {
       const std::string& launcher = o.launch.front();
       note = "run twice: its launcher " + launcher.substr(launcher.find_last_of('/') + 1) + " was killed by " +
              strsignal(out.launcher_signal) + " on the first try";
