@@ -42,6 +42,8 @@ LAB_REGISTER_VARIANT(
      nullptr, nullptr, tiles(lab::step06::simt_tiles())});
 LAB_REGISTER_VARIANT({"step06", "dmma", LAB_IMPL_NAME, lab::Backend::gpu,
                       [](const GemmCall& c) {
+                        std::string why;
+                        if (!lab::step06::dmma_supported(&why)) throw lab::NotOnThisMachine("step06 dmma: " + why);
                         lab::step06::dgemm_dmma(c.alpha, c.A, c.B, c.beta, c.C, stream_of(c), tile_of(c));
                       },
                       "FP64 tensor cores: mma.sync f64, a cp.async pipeline in shared memory (sm_80 or later); "

@@ -5,6 +5,7 @@
 // line cannot break the answer.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -13,44 +14,70 @@
 
 #include "lab/bench.hpp"
 #include "lab/grade_wire.hpp"
+#include "lab/registry.hpp"
 #include "lab/todo.hpp"
 
 namespace lab {
 
-int serve_main(const char* variant, const StepInfo& info) {
+namespace {
+
+// The Params a request carries (lab/grade_wire.hpp): tiles, a device-memory cap, GPU ids.
+Params params_of(const wire::Request& rq) {
+  Params p;
+  for (const int64_t t : rq.tile)
+    if (t > 0) p.tile.push_back(t);
+  p.device_mem_limit = rq.device_mem_limit > 0 ? rq.device_mem_limit : 0;
+  for (int64_t i = 0; i < rq.gpus && i < 8; ++i) p.gpu_list.push_back(static_cast<int>(rq.gpu_list[i]));
+  p.gpus = static_cast<int>(p.gpu_list.size());
+  return p;
+}
+
+}  // namespace
+
+int serve_main(const char* variant, const StepInfo& info, const char* impl) {
   // the answer's own channel; fd 1 from here on is stderr
   const int out = ::dup(1);
   if (out < 0 || ::dup2(2, 1) < 0) return kExitError;
-  wire::Request rq{};
-  std::vector<double> a, b, c;
-  if (!wire::read_request(0, &rq, &a, &b, &c)) {
-    std::fprintf(stderr, "--serve: no request on stdin (this mode is for ./lab grade)\n");
-    return kExitUsage;
-  }
   const Variant* v = nullptr;
   for (const Variant& x : registered_variants())
-    if (x.step == info.step && x.name == variant && x.impl == "student") v = &x;
-  wire::Status status = wire::kDone;
-  std::string msg;
+    if (x.step == info.step && x.name == variant && x.impl == impl) v = &x;
+  // A GPU variant's device is made ready before the request is read: the
+  // grader's clock starts with its last byte.
   std::string no_gpu;  // why a GPU variant cannot run here ("" where it can)
   if (v != nullptr && v->backend != Backend::cpu) {
     const GpuHooks* h = gpu_hooks();
     std::string why;
     if (h == nullptr) no_gpu = "this build has no CUDA";
     else if (!h->available(&why)) no_gpu = why.empty() ? "no usable GPU" : why;
+    else if (h->warm_up && wire::run_call(h->warm_up, &why) != wire::kDone) no_gpu = "the GPU cannot be used: " + why;
   }
+  wire::Request rq{};
+  std::vector<double> a, b, c;
+  if (!wire::read_request(0, &rq, &a, &b, &c)) {
+    std::fprintf(stderr, "--serve: no request on stdin (this mode is for ./lab grade)\n");
+    return kExitUsage;
+  }
+  wire::Status status = wire::kDone;
+  std::string msg;
   if (v == nullptr) {
     status = wire::kNoVariant;
-    msg = std::string("no student variant '") + variant + "' in " + info.step;
+    msg = std::string("no ") + (std::strcmp(impl, "student") == 0 ? "student " : "") + "variant '" + variant +
+          "' in " + info.step;
   } else if (!no_gpu.empty()) {
     status = wire::kNoDevice;
     msg = no_gpu;
   } else {
-    const Params params;
+    const Params params = params_of(rq);
+    const int64_t repeat = std::min<int64_t>(std::max<int64_t>(rq.repeat, 1), wire::kMaxRepeat);
     const GemmCall call{rq.alpha, {a.data(), rq.m, rq.k, rq.lda}, {b.data(), rq.kb, rq.n, rq.ldb}, rq.beta,
                         {c.data(), rq.m, rq.n, rq.ldc}, &params, nullptr};
     // a device variant on copies of the buffers on the GPU (the hooks); the others on them here
-    status = wire::run_call([&] { v->backend == Backend::gpu ? gpu_hooks()->serve(*v, call) : v->run(call); }, &msg);
+    status = wire::run_call(
+        [&] {
+          if (v->backend == Backend::gpu) return gpu_hooks()->serve(*v, call, repeat);
+          for (int64_t r = 0; r < repeat; ++r) v->run(call);
+        },
+        &msg);
   }
   return wire::send_reply(out, status, msg, c) ? kExitOk : kExitError;
 }
@@ -65,6 +92,9 @@ wire::Status wire::run_call(const std::function<void()>& call, std::string* msg)
   } catch (const std::invalid_argument& e) {
     *msg = e.what();
     return kInvalidArgument;
+  } catch (const NotOnThisMachine& e) {
+    *msg = e.what();
+    return kNoDevice;
   } catch (const std::exception& e) {
     *msg = e.what();
     return kOtherError;

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """gemm-lab's grading: from the grader's own checks (and ctest's JUnit
-reports, for the steps the checker does not check) to points.
+reports, for a step taken out of the checker's list) to points.
 
     grade.py check --checker BIN --tree TREE --points common/grading.toml --json V.json
-                   [--steps 01,02] [--user ACCOUNT] [--timeout S] [--build-log LOG]
+                   [--reference-runner REF] [--steps 01,02] [--user ACCOUNT] [--timeout S]
+                   [--build-log LOG]
                                               run lab_grade_check on each checked step's
                                               student variants (as ACCOUNT), one JSON of verdicts
     grade.py checked --points common/grading.toml   the steps the checker grades (NN,NN)
@@ -23,8 +24,10 @@ Verdicts. For the steps in [check] of grading.toml, the cases are the
 checker's (common/tools/grade_check.cpp): it makes the inputs, runs the
 student's code in a process of the grading account and checks the outputs
 itself, so nothing that process prints or writes counts; GoogleTest's verdicts
-of those steps are not read (step08's run under mpiexec: rank 0 answers). The
-other steps (the GPU ones) are scored from ctest's JUnit as below.
+of those steps are not read (step08's run under mpiexec: rank 0 answers). GPU
+speed cases time the grader's reference program (REF, lab_grade_reference) and
+the student's variant alike from outside. A step left out of [check] is scored
+from ctest's JUnit as below.
 
 Fair points. A case earns points only when it FAILS on the
 untouched skeleton (the baseline): cases that pass without student code
@@ -83,9 +86,15 @@ def read_points(path):
     return read_config(path)[0]
 
 
+CPU_REFERENCES = ("transposed_dot", "naive_ijk")
+GPU_REFERENCES = ("naive_coalesced", "cublas", "fp64_peak")  # served by lab_grade_reference
+SPEED = re.compile(rf"(?:(\w+)=)?((?:{'|'.join(CPU_REFERENCES + GPU_REFERENCES)}),\d+,\d+(?:\.\d+)?)")
+PARAM = re.compile(r"(tile=\d+(?:,\d+){0,2}|mem=\d+|gpus=\d+(?:,\d+){0,7}|needs=(?:gpu|fp64_tensor_cores))")
+
+
 def read_config(path):
-    """grading.toml -> (points {stepNN: n}, checked {stepNN: [(variant, kind), ...]},
-    speed {stepNN: "REFERENCE,N,RATIO"})."""
+    """grading.toml -> (points {stepNN: n}, checked {stepNN: [(variant, kind, [param, ...]), ...]},
+    speed {stepNN: {variant: "REFERENCE,N,RATIO"}})."""
     try:
         with open(path, "rb") as f:
             if tomllib is not None:
@@ -126,17 +135,26 @@ def read_config(path):
             fail(f"{path}: [check] {key} = {value!r}: expected stepNN = \"variant variant:kind ...\"")
         checked[key] = []
         for v in value.split():
-            name, _, kind = v.partition(":")
+            head, *params = v.split("+")
+            name, _, kind = head.partition(":")
             if kind not in ("", "gemm", "minplus", "maxplus", "plustimes", "grid"):
                 fail(f"{path}: [check] {key}: '{v}': the kind must be gemm, minplus, maxplus, plustimes or grid")
             if not re.fullmatch(r"\w+(@np[1-9]\d?)?", name):
                 fail(f"{path}: [check] {key}: '{v}': expected a variant name, or name@npR (R ranks under mpiexec)")
-            checked[key].append((name, kind or "gemm"))
+            bad = [x for x in params if not PARAM.fullmatch(x)]
+            if bad:
+                fail(f"{path}: [check] {key}: '{v}': '{bad[0]}' is not tile=A[,B[,C]], mem=BYTES, gpus=I[,J...] "
+                     f"or needs=gpu|fp64_tensor_cores")
+            checked[key].append((name, kind or "gemm", params))
     for key, value in (data.get("speed") or {}).items():
-        if key not in checked or not isinstance(value, str) \
-                or not re.fullmatch(r"(transposed_dot|naive_ijk),\d+,\d+(\.\d+)?", value):
-            fail(f"{path}: [speed] {key} = {value!r}: expected a step of [check] = \"transposed_dot|naive_ijk,N,RATIO\"")
-        speed[key] = value
+        entries = value.split() if isinstance(value, str) else []
+        matches = [SPEED.fullmatch(e) for e in entries]
+        names = [n for n, *_ in checked.get(key, [])]
+        if key not in checked or not entries or not all(matches) \
+                or any(m.group(1) and m.group(1) not in names for m in matches):
+            fail(f"{path}: [speed] {key} = {value!r}: expected a step of [check] = \"[VARIANT=]REFERENCE,N,RATIO ...\" "
+                 f"(REFERENCE: {', '.join(CPU_REFERENCES + GPU_REFERENCES)}; without VARIANT= the step's first variant)")
+        speed[key] = {(m.group(1) or names[0]): m.group(2) for m in matches}
     return {k: float(v) for k, v in points.items()}, checked, speed
 
 
@@ -361,7 +379,7 @@ def cmd_check(args):
                 continue
             entry["compile_error"] = errors or ["(the build log names no error line)"]
             continue
-        for i, (spec, kind) in enumerate(variants):
+        for i, (spec, kind, params) in enumerate(variants):
             variant, _, ranks = spec.partition("@np")
             launch = []
             if ranks or kind == "grid":  # an MPI program: under mpiexec (choose_grid on one rank)
@@ -376,8 +394,13 @@ def cmd_check(args):
             cmd = [args.checker, "--runner", str(exe.resolve()), "--step", step, "--variant", variant, "--kind", kind,
                    "--seed", str(seed + 7919 * i), "--json", str(js), "--timeout", str(args.timeout), *account,
                    *launch]
-            if i == 0 and step in speed:
-                cmd += ["--speed", speed[step]]
+            for x in params:  # the variant's Params; needs=: what the grader's program must lack to believe a skip
+                cmd += ["--needs", x[6:]] if x.startswith("needs=") else ["--param", x]
+            sp = speed.get(step, {}).get(spec)
+            if sp:
+                cmd += ["--speed", sp]
+            if args.reference_runner:
+                cmd += ["--reference-runner", args.reference_runner]
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             if p.returncode != 0 or not js.is_file():
                 fail(f"the checker failed on {step} {spec}: {p.stdout.strip()[-500:]}")
@@ -1321,6 +1344,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("check")
     p.add_argument("--checker", required=True, help="lab_grade_check, built by the grader")
+    p.add_argument("--reference-runner", help="lab_grade_reference, built by the grader (the GPU speed cases)")
     p.add_argument("--tree", required=True, help="the grading tree (its build/student holds the step programs)")
     p.add_argument("--bin", default="build/student/bin", help="the step programs' folder under the tree")
     p.add_argument("--points", required=True)

@@ -4,6 +4,8 @@
 //   lab_grade_check --runner EXE --step stepNN --variant NAME --kind gemm|minplus|maxplus|plustimes|grid
 //                   --seed S --json OUT [--uid U --gid G] [--timeout SEC] [--speed REF,N,RATIO]
 //                   [--launch WORD ...] [--env NAME=VALUE ...] [--case-timeout SEC]
+//                   [--param tile=A,B,C|mem=BYTES|gpus=I,J,... ...] [--needs gpu|fp64_tensor_cores]
+//                   [--reference-runner EXE]
 //
 // It is built by the grader from the lab's own sources (the harness, no student
 // code) and runs as the grader's account. For each case it makes A, B and C
@@ -19,11 +21,24 @@
 // the same leading dimensions (the guard rows travel too); where the step
 // program has no usable GPU it answers so on the first case, which becomes one
 // skipped case with its reason: the step is graded on a GPU host.
+// --param gives the variant Params (its tiles, a device-memory cap, its GPU
+// ids) with every case, e.g. step07's pipelines on many tiles.
 // A speed case times the fixed reference loop (lab/speed_reference.hpp) here,
 // while no process of the account runs, and the student's product from
 // outside: from the last byte of input written to the last byte of C read,
 // in a fresh process each round, each result checked (Freivalds); each side's
-// best of 4 alternating rounds counts.
+// best of 4 alternating rounds counts. A GPU speed case (reference
+// naive_coalesced, cublas or fp64_peak) has its reference served by --reference-runner
+// (lab_grade_reference, built from the lab's own files) over the same pipe,
+// and both sides are timed alike from outside: each round one process with 1
+// product and one with 1 + K on the same device buffers, so that the
+// difference of the best times over K is one product without the start-up
+// and the transfers. A step program that answers it cannot run here
+// (kNoDevice) is believed only for a variant with --needs (gpu or
+// fp64_tensor_cores), and, where a reference program is given, only when it
+// says the same of what the variant needs: otherwise that answer fails the
+// variant's cases, since a skipped variant would hand its share of the points
+// to the others.
 // An MPI step (step08) is started as `--launch` words before EXE (mpiexec -n P
 // ...): rank 0 reads the inputs and answers, every rank runs the student's code.
 // Kind grid asks the step's choose_grid(p, m, n, k) (p in the request's kb) and
@@ -67,7 +82,9 @@ using Clock = std::chrono::steady_clock;
 using lab::Matrix;
 
 struct Options {
-  std::string runner, step, variant, kind = "gemm", json, speed;
+  std::string runner, step, variant, kind = "gemm", json, speed, reference_runner;
+  std::string needs;  // what a variant that says it cannot run here needs (gpu, fp64_tensor_cores); "": it runs anywhere
+  lab::wire::Request params{};  // the variant's Params (tile, device_mem_limit, gpus), sent with every case
   std::vector<std::string> launch, env;  // words before the runner (mpiexec -n P ...); NAME=VALUE for it
   uint64_t seed = 0;
   long uid = -1, gid = -1;
@@ -78,6 +95,28 @@ struct Options {
 [[noreturn]] void usage(const std::string& what) {
   std::fprintf(stderr, "lab_grade_check: error: %s\n", what.c_str());
   std::exit(2);
+}
+
+// tile=A[,B[,C]], mem=BYTES, gpus=I[,J...] into the request's Params fields
+void parse_param(const std::string& text, lab::wire::Request* rq) {
+  const size_t eq = text.find('=');
+  const std::string name = text.substr(0, eq), value = eq == std::string::npos ? "" : text.substr(eq + 1);
+  std::vector<int64_t> numbers;
+  std::istringstream in(value);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t used = 0;
+    const long long x = std::stoll(item, &used);  // std::invalid_argument: not a number
+    if (used != item.size() || x < 0) usage("--param " + text + ": '" + item + "' is not a whole number >= 0");
+    numbers.push_back(x);
+  }
+  if (numbers.empty()) usage("--param " + text + ": expected NAME=NUMBER[,NUMBER...]");
+  if (name == "tile" && numbers.size() <= 3) std::copy(numbers.begin(), numbers.end(), rq->tile);
+  else if (name == "mem" && numbers.size() == 1) rq->device_mem_limit = numbers[0];
+  else if (name == "gpus" && numbers.size() <= 8) {
+    std::copy(numbers.begin(), numbers.end(), rq->gpu_list);
+    rq->gpus = static_cast<int64_t>(numbers.size());
+  } else usage("--param " + text + ": expected tile=A[,B[,C]], mem=BYTES or gpus=I[,J...] (at most 8)");
 }
 
 Options parse(int argc, char** argv) {
@@ -94,6 +133,12 @@ Options parse(int argc, char** argv) {
       else if (a == "--json") o.json = v;
       else if (a == "--speed") o.speed = v;
       else if (a == "--launch") o.launch.push_back(v);
+      else if (a == "--reference-runner") o.reference_runner = v;
+      else if (a == "--needs") {
+        if (v != "gpu" && v != "fp64_tensor_cores") usage("--needs: '" + v + "' is not gpu or fp64_tensor_cores");
+        o.needs = v;
+      }
+      else if (a == "--param") parse_param(v, &o.params);
       else if (a == "--env") {
         if (v.find('=') == std::string::npos || v[0] == '=') usage("--env: '" + v + "' is not NAME=VALUE");
         o.env.push_back(v);
@@ -333,6 +378,16 @@ Inputs make_inputs(const Case& cs, uint64_t seed) {
 
 std::vector<double> buffer(const Matrix& M) { return std::vector<double>(M.data(), M.data() + M.size()); }
 
+// One case's request, with the variant's Params (--param) and `repeat` calls.
+lab::wire::Request request(const Options& o, const Case& cs, int64_t repeat = 1) {
+  lab::wire::Request rq = o.params;
+  rq.magic = lab::wire::kRequestMagic;
+  rq.m = cs.m, rq.n = cs.n, rq.k = cs.k, rq.kb = cs.kb, rq.lda = cs.lda, rq.ldb = cs.ldb, rq.ldc = cs.ldc;
+  rq.alpha = cs.alpha, rq.beta = cs.beta;
+  rq.repeat = repeat;
+  return rq;
+}
+
 bool same_bits(double x, double y) { return std::memcmp(&x, &y, sizeof x) == 0; }
 
 // A semiring's reference, in the checker's own loops: exact for min and max
@@ -488,6 +543,7 @@ struct Speed {
   std::string reference;
   int64_t n = 0;
   double ratio = 0;
+  bool gpu() const { return reference == "naive_coalesced" || reference == "cublas" || reference == "fp64_peak"; }
 };
 
 Speed parse_speed(const std::string& text) {
@@ -502,18 +558,23 @@ Speed parse_speed(const std::string& text) {
   } catch (const std::logic_error&) {
     usage("--speed: '" + text + "' has no numbers where N and RATIO go");
   }
-  if (s.reference != "transposed_dot" && s.reference != "naive_ijk") usage("--speed: unknown reference " + s.reference);
+  if (s.reference != "transposed_dot" && s.reference != "naive_ijk" && !s.gpu())
+    usage("--speed: unknown reference " + s.reference + " (transposed_dot, naive_ijk, naive_coalesced, cublas or fp64_peak)");
   if (s.n < 1 || s.ratio <= 0) usage("--speed: N and RATIO must be positive");
   return s;
 }
 
 const char* reference_name(const Speed& sp) {
+  if (sp.reference == "naive_coalesced") return "the coalesced global-memory kernel";
+  if (sp.reference == "cublas") return "cublasDgemm";
+  if (sp.reference == "fp64_peak") return "the FP64 CUDA-core peak";
   return sp.reference == "naive_ijk" ? "the i-j-p loop" : "transposed dot products";
 }
 
 std::string speed_name(const Speed& sp) {
   std::ostringstream s;
-  s << "speed: at least " << sp.ratio << "x " << reference_name(sp) << " (n = " << sp.n << ", one thread)";
+  s << "speed: at least " << sp.ratio << "x " << reference_name(sp) << " (n = " << sp.n
+    << (sp.gpu() ? ", the same GPU)" : ", one thread)");
   return s.str();
 }
 
@@ -540,8 +601,7 @@ std::string speed_case(const Options& o, const Speed& sp, Clock::time_point dead
   for (int round = 0; round < 4; ++round) {
     t_ref = std::min(t_ref, lab::time_host([&] { ref(1.0, A.cview(), B.cview(), 0.0, C.view()); }).median_s);
     Inputs in = make_inputs(cs, o.seed + 1000 + static_cast<uint64_t>(round));
-    const Outcome out = serve(o, {lab::wire::kRequestMagic, n, n, n, n, n, n, n, 1.0, 0.0}, buffer(in.A),
-                              buffer(in.B), buffer(in.C0), deadline);
+    const Outcome out = serve(o, request(o, cs), buffer(in.A), buffer(in.B), buffer(in.C0), deadline);
     if (!out.answered) return out.failure;
     if (out.reply.status != lab::wire::kDone) return out.msg;
     Matrix Cs(n, n);
@@ -558,6 +618,100 @@ std::string speed_case(const Options& o, const Speed& sp, Clock::time_point dead
     << 2.0 * n * n * n / t_ref / 1e9 << " GFLOP/s)";
   *figures = s.str();
   return ratio >= sp.ratio ? "" : "too slow: " + s.str() + ", needs " + speed_name(sp).substr(16);
+}
+
+// The grader's own failure (its reference program), not the submission's: the checker stops.
+struct GraderError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The grader's reference program (--reference-runner) serving `variant`, as the grader.
+Options reference_options(const Options& o, const std::string& variant) {
+  Options ref = o;
+  ref.runner = o.reference_runner;
+  ref.variant = variant;
+  ref.launch.clear();
+  ref.env.clear();
+  ref.params = lab::wire::Request{};
+  ref.uid = ref.gid = -1;
+  return ref;
+}
+
+// A GPU speed case: the reference (lab_grade_reference) and the student's
+// variant, each timed from outside over the pipe, with 1 and with 1 + K
+// products on the same device buffers in fresh processes; per side the best
+// of 3 rounds of each, and (best(1 + K) - best(1)) / K is one product. K is
+// chosen so that the reference's K products take about half a second.
+std::string gpu_speed_case(const Options& o, const Speed& sp, Clock::time_point deadline, std::string* figures) {
+  if (o.reference_runner.empty()) throw GraderError("a GPU speed case needs --reference-runner (lab_grade_reference)");
+  const Options ref = reference_options(o, sp.reference);
+  const int64_t n = sp.n;
+  const Case cs{"", n, n, n, n, n, n, n, 1.0, 0.0, false, true};
+  uint64_t round_seed = o.seed + 2000;
+  std::string why;
+  // seconds from the last byte in to the last byte of C out; < 0 with *why set when it failed
+  auto timed = [&](const Options& who, int64_t repeat) -> double {
+    const Inputs in = make_inputs(cs, ++round_seed);
+    const Outcome out = serve(who, request(who, cs, repeat), buffer(in.A), buffer(in.B), buffer(in.C0), deadline);
+    const bool mine = &who == &o;
+    const std::string failure = !out.answered ? out.failure : out.reply.status != lab::wire::kDone ? out.msg : "";
+    if (!failure.empty()) {
+      if (!mine) throw GraderError("the reference " + sp.reference + " did not answer: " + failure);
+      why = failure;
+      return -1;
+    }
+    if (mine) {
+      Matrix Cs(n, n);
+      std::copy(out.c.begin(), out.c.end(), Cs.data());
+      const lab::CheckResult r = lab::freivalds_check(1.0, in.A.cview(), in.B.cview(), 0.0, in.C0.cview(), Cs.cview(),
+                                                      3, o.seed + 77 + static_cast<uint64_t>(repeat));
+      if (!r.ok) {
+        why = "the timed product is wrong (a randomized check of C failed" +
+              std::string(repeat > 1 ? " after " + std::to_string(repeat) + " calls)" : ")");
+        return -1;
+      }
+    }
+    return out.seconds;
+  };
+  const double once = timed(ref, 1), thrice = timed(ref, 3);
+  const double each = std::max((thrice - once) / 2, 1e-4);
+  const int64_t K = std::clamp<int64_t>(static_cast<int64_t>(0.5 / each), 2, lab::wire::kMaxRepeat / 2);
+  const double inf = std::numeric_limits<double>::infinity();
+  double r1 = inf, rk = inf, s1 = inf, sk = inf;
+  for (int round = 0; round < 3; ++round) {
+    r1 = std::min(r1, timed(ref, 1));
+    rk = std::min(rk, timed(ref, 1 + K));
+    const double one = timed(o, 1);
+    if (one < 0) return why;
+    const double many = timed(o, 1 + K);
+    if (many < 0) return why;
+    s1 = std::min(s1, one);
+    sk = std::min(sk, many);
+  }
+  const double t_ref = (rk - r1) / static_cast<double>(K);
+  if (t_ref <= 0) throw GraderError("the reference " + sp.reference + " could not be timed (1 and " +
+                                    std::to_string(1 + K) + " products took the same time)");
+  const double t_student = std::max((sk - s1) / static_cast<double>(K), 1e-9);  // faster than the clock sees: fine
+  const double ratio = t_ref / t_student;
+  std::ostringstream s;
+  s.precision(2);
+  s << std::fixed << ratio << "x " << reference_name(sp) << " (" << 2.0 * n * n * n / t_student / 1e12 << " against "
+    << 2.0 * n * n * n / t_ref / 1e12 << " TFLOP/s, " << K << " products timed from outside)";
+  *figures = s.str();
+  return ratio >= sp.ratio ? "" : "too slow: " + s.str() + ", needs " + speed_name(sp).substr(16);
+}
+
+// "" when the grader's reference program cannot run `what` either (the
+// machine lacks it); else what it found.
+std::string machine_can(const Options& o, const std::string& what, Clock::time_point deadline) {
+  const Options ref = reference_options(o, what);
+  const Case cs{"", 1, 1, 1, 1, 1, 1, 1, 1.0, 0.0};
+  const Inputs in = make_inputs(cs, 1);
+  const Outcome out = serve(ref, request(ref, cs), buffer(in.A), buffer(in.B), buffer(in.C0), deadline);
+  if (!out.answered) throw GraderError("the reference program did not answer about " + what + ": " + out.failure);
+  if (out.reply.status == lab::wire::kNoDevice) return "";
+  if (out.reply.status != lab::wire::kDone) throw GraderError("the reference program about " + what + ": " + out.msg);
+  return "the grader's own program finds this machine has it (" + what + ")";
 }
 
 std::string json_string(const std::string& s) {
@@ -596,8 +750,7 @@ int main(int argc, char** argv) {
       continue;
     }
     const Inputs in = make_inputs(cs, o.seed * 1000003ULL + index);
-    const lab::wire::Request rq{lab::wire::kRequestMagic, cs.m, cs.n, cs.k, cs.kb, cs.lda, cs.ldb, cs.ldc, cs.alpha,
-                                cs.beta};
+    const lab::wire::Request rq = request(o, cs);
     const auto case_deadline =
         o.case_timeout > 0 ? std::min(deadline, Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                                    std::chrono::duration<double>(o.case_timeout)))
@@ -613,10 +766,23 @@ int main(int argc, char** argv) {
       out = serve(o, rq, buffer(in.A), buffer(in.B), buffer(in.C0), case_deadline);
     }
     if (out.answered && out.reply.status == lab::wire::kNoDevice) {
-      // the machine, not the submission: one skipped case says why, and the step is graded elsewhere
-      verdicts.assign(1, {"the variant on this machine", out.msg, "", true});
-      no_device = true;
-      break;
+      std::string doubt = o.needs.empty() ? "this variant needs nothing a machine could lack" : "";
+      if (doubt.empty() && !o.reference_runner.empty()) {
+        try {
+          doubt = machine_can(o, o.needs, deadline);
+        } catch (const GraderError& e) {
+          std::fprintf(stderr, "lab_grade_check: error: %s\n", e.what());
+          return 3;
+        }
+      }
+      if (doubt.empty()) {
+        // the machine, not the submission: one skipped case says why, and the step is graded elsewhere
+        verdicts.assign(1, {"the variant on this machine", out.msg, "", true});
+        no_device = true;
+        break;
+      }
+      out.reply.status = lab::wire::kOtherError;
+      out.msg = "it says it cannot run here (" + out.msg + "), but " + doubt;
     }
     std::string why = verdict(o, cs, in, out);
     if (!out.answered && out.failure == "timed out") {
@@ -633,7 +799,14 @@ int main(int argc, char** argv) {
   if (!o.speed.empty() && !no_device) {
     const Speed sp = parse_speed(o.speed);
     Verdict v{speed_name(sp), not_run, ""};
-    if (!out_of_time) v.why = speed_case(o, sp, deadline, &v.figures);
+    if (!out_of_time) {
+      try {
+        v.why = sp.gpu() ? gpu_speed_case(o, sp, deadline, &v.figures) : speed_case(o, sp, deadline, &v.figures);
+      } catch (const GraderError& e) {
+        std::fprintf(stderr, "lab_grade_check: error: %s\n", e.what());
+        return 3;
+      }
+    }
     verdicts.push_back(v);
   }
   std::ostringstream js;

@@ -102,10 +102,13 @@ struct GpuHooks {
   std::function<std::string()> device_name;
   /// Page-locks `bytes` at `p` (cudaHostRegister) until the returned handle goes.
   std::function<std::shared_ptr<void>(void* p, size_t bytes)> pin_host;
-  /// One call of a device variant for the grader (`--serve`): the whole host
-  /// buffers of the call (each ld x cols, C's rows below m included) go to the
-  /// device at the same ld, the variant runs once, and C's whole buffer comes back.
-  std::function<void(const Variant&, const GemmCall& host_call)> serve;
+  /// A device variant for the grader (`--serve`): the whole host buffers of
+  /// the call (each ld x cols, C's rows below m included) go to the device at
+  /// the same ld, the variant runs `repeat` times there, and C's whole buffer
+  /// comes back.
+  std::function<void(const Variant&, const GemmCall& host_call, int64_t repeat)> serve;
+  /// Makes the device's context now (the grader times its products after it).
+  std::function<void()> warm_up;
 };
 void set_gpu_hooks(GpuHooks hooks);
 const GpuHooks* gpu_hooks();  ///< nullptr in a build without CUDA
@@ -114,7 +117,8 @@ const GpuHooks* gpu_hooks();  ///< nullptr in a build without CUDA
 /// time, print the table, write CSV/JSON. Returns the exit status.
 int bench_main(int argc, char** argv, const StepInfo& info);
 
-/// `--serve VARIANT`: one product for the grader's checker (lab/grade_wire.hpp).
-int serve_main(const char* variant, const StepInfo& info);
+/// `--serve VARIANT`: one product for the grader's checker (lab/grade_wire.hpp),
+/// by the variant of info.step with that name and implementation `impl`.
+int serve_main(const char* variant, const StepInfo& info, const char* impl = "student");
 
 }  // namespace lab

@@ -69,6 +69,10 @@ const DeviceInfo& device_info();  ///< of the current device; throws without one
 /// FP64 multiply-add throughput of the CUDA cores (not the tensor cores) in
 /// GFLOP/s, measured once by a short probe kernel (about 30 ms) and cached.
 double fp64_peak_gflops();
+/// Queues that probe on `stream` for about `flops` floating-point operations
+/// (the grader's peak reference: the time a product of that many FLOPs would
+/// take at the CUDA cores' peak).
+void fp64_peak_work(double flops, cudaStream_t stream);
 
 /// Page-locks `bytes` at `p` for every device of the process (cudaHostRegister,
 /// portable) until the returned handle goes. nullptr, with nothing to undo, where

@@ -21,20 +21,33 @@
 
 namespace lab::wire {
 
-constexpr uint64_t kRequestMagic = 0x314b43454843424cULL;  // "LBCHECK1"
+constexpr uint64_t kRequestMagic = 0x324b43454843424cULL;  // "LBCHECK2"
 constexpr uint64_t kReplyMagic = 0x3159524c5045524cULL;    // "LREPLY1"
 
 /// A x B with A m x k (lda), B kb x n (ldb), C m x n (ldc); kb != k and bad
 /// sizes or leading dimensions are sent on purpose to see them refused. Each
 /// buffer holds max(ld, 1) * max(cols, 0) doubles.
+///
+/// repeat: the variant is called that many times on the same buffers (0 or 1:
+/// once); a speed case times 1 and 1 + K calls from outside, so that the
+/// difference is K products without the start-up and the transfers.
+/// The rest are the variant's Params (lab/registry.hpp), 0 where not given:
+/// its tiles, a device-memory cap, and the GPU ids it runs on (gpus of them).
 struct Request {
   uint64_t magic;
   int64_t m, n, k, kb, lda, ldb, ldc;
   double alpha, beta;
+  int64_t repeat = 0;
+  int64_t tile[3] = {0, 0, 0};
+  int64_t device_mem_limit = 0;
+  int64_t gpus = 0;
+  int64_t gpu_list[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 };
+constexpr int64_t kMaxRepeat = 1000;
 
 /// What became of the call. kNoDevice: a GPU variant on a machine (or build)
-/// without a usable GPU; the message says why, and the step is graded elsewhere.
+/// without a usable GPU, or one that threw lab::NotOnThisMachine; the message
+/// says why, and the step is graded elsewhere.
 enum Status : int64_t {
   kDone = 0,
   kInvalidArgument = 1,

@@ -665,6 +665,62 @@ class CheckerNotes(unittest.TestCase):
         self.assertEqual(tests["step08.checked.dgemm@np4"]["notes"], [f"100x37x129: {note}"])
 
 
+class CheckedGpuSteps(unittest.TestCase):
+    """[check]'s +param words (tile, mem, gpus, needs) and [speed]'s per-variant
+    GPU references: read from grading.toml, refused in one line when malformed,
+    and handed to the checker as --param, --needs, --speed and --reference-runner."""
+
+    def setUp(self):
+        self.tmp = pathlib.Path(tempfile.mkdtemp())
+
+    def config(self, check, speed=None):
+        f = self.tmp / "g.toml"
+        f.write_text(f'[points]\nstep07 = 10\n[check]\nstep07 = "{check}"\n'
+                     + (f'[speed]\nstep07 = "{speed}"\n' if speed is not None else ""))
+        return f
+
+    def test_params_and_speeds_are_read_and_bad_ones_refused(self):
+        good = self.config("sync+mem=40960 multigpu+mem=40960+gpus=0,0 dmma+needs=fp64_tensor_cores",
+                           "naive_coalesced,2048,1.1 dmma=cublas,4096,0.5")
+        self.assertEqual(run("checked", "--points", good).stdout.strip(), "07")
+        for check, speed in (("sync+mem=4x", None), ("sync+gpus=", None), ("sync+needs=magic", None),
+                             ("sync+tile=1,2,3,4", None), ("sync", "cublas,2048"), ("sync", "sgemm,2048,1.0"),
+                             ("sync", "streams=cublas,2048,1.0"), ("sync", "")):
+            p = run("checked", "--points", self.config(check, speed), ok=False)
+            self.assertNotEqual(p.returncode, 0, (check, speed))
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+    def test_the_checker_gets_each_variants_params_speed_and_the_reference(self):
+        tree = self.tmp / "tree"
+        (tree / "step07_streams_multigpu").mkdir(parents=True)
+        exe = tree / "build" / "student" / "bin" / "step07_streams_multigpu"
+        write(exe, "#!/bin/sh\n")
+        exe.chmod(0o755)
+        calls = self.tmp / "calls"
+        checker = self.tmp / "checker"
+        # a stand-in checker: notes its arguments, writes an empty verdict where --json says
+        write(checker, "#!/usr/bin/env python3\nimport json, sys\na = sys.argv[1:]\n"
+                       f"open({str(calls)!r}, 'a').write(json.dumps(a) + '\\n')\n"
+                       "j = a[a.index('--json') + 1]\n"
+                       "json.dump({'step': 'step07', 'variant': a[a.index('--variant') + 1], 'cases': []}, open(j, 'w'))\n")
+        checker.chmod(0o755)
+        cfg = self.config("sync+mem=40960 multigpu+mem=40960+gpus=0,0+needs=fp64_tensor_cores",
+                          "multigpu=cublas,4096,0.5")
+        run("check", "--checker", checker, "--reference-runner", "/grader/lab_grade_reference", "--tree", tree,
+            "--points", cfg, "--json", self.tmp / "v.json")
+        sync, multi = [json.loads(l) for l in calls.read_text().splitlines()]
+
+        def values(args, flag):
+            return [args[i + 1] for i in range(len(args) - 1) if args[i] == flag]
+        self.assertEqual(values(sync, "--param"), ["mem=40960"])
+        self.assertEqual(values(sync, "--speed"), [])
+        self.assertEqual(values(multi, "--param"), ["mem=40960", "gpus=0,0"])
+        self.assertEqual(values(multi, "--needs"), ["fp64_tensor_cores"])
+        self.assertEqual(values(multi, "--speed"), ["cublas,4096,0.5"])
+        for args in (sync, multi):
+            self.assertEqual(values(args, "--reference-runner"), ["/grader/lab_grade_reference"])
+
+
 class SpeedFigures(unittest.TestCase):
     """grading.toml's [speed] says the figures of each step's own speed test
     (tests/perf_*.cpp): the same reference loop, size and ratio, or the grade
@@ -682,17 +738,26 @@ class SpeedFigures(unittest.TestCase):
         root = HERE.parents[2]
         speed = tomllib.loads((root / "common" / "grading.toml").read_text())["speed"]
         self.assertTrue(speed)
-        for step, figures in speed.items():
-            ref, n, ratio = figures.split(",")
-            folder = next(root.glob(step + "_*/tests"))
-            found = []
-            for f in sorted(folder.glob("perf_*.cpp")):
-                text = f.read_text()
-                for m in re.finditer(r"speedup\(\s*(\d+),\s*\"[^\"]*\",\s*&lab::speed::(\w+),[^;]*;.*?"
-                                     r"EXPECT_GE\(speedup,\s*([\d.]+)\)", text, re.S):
-                    found.append((m.group(2), int(m.group(1)), float(m.group(3))))
-            self.assertIn((ref, int(n), float(ratio)), found,
-                          f"{step}: grading.toml says {figures}; its speed tests say {found}")
+        # a GPU reference: the perf test's ratio against the same kernel (its size: the test's default)
+        gpu_ratio = {"naive_coalesced": (r"EXPECT_GT\(coalesced / tiled, ([\d.]+)\)", r"env_sizes\(\"LAB_PERF_N\", (\d+)\)"),
+                     "cublas": (r"EXPECT_GT\(t\.cublas / t\.dmma, ([\d.]+)\)", r"out\.push_back\((\d+)\)"),
+                     "fp64_peak": (r"EXPECT_GT\(simt_share, ([\d.]+)\)", r"out\.push_back\((\d+)\)")}
+        for step, entries in speed.items():
+            for figures in entries.split():
+                ref, n, ratio = figures.split("=")[-1].split(",")
+                folder = next(root.glob(step + "_*/tests"))
+                found = []
+                for f in sorted(folder.glob("perf_*.cpp")):
+                    text = f.read_text()
+                    for m in re.finditer(r"speedup\(\s*(\d+),\s*\"[^\"]*\",\s*&lab::speed::(\w+),[^;]*;.*?"
+                                         r"EXPECT_GE\(speedup,\s*([\d.]+)\)", text, re.S):
+                        found.append((m.group(2), int(m.group(1)), float(m.group(3))))
+                    if ref in gpu_ratio:
+                        sizes = [int(x) for x in re.findall(gpu_ratio[ref][1], text)]
+                        found += [(ref, sizes[0] if sizes else 0, float(r))
+                                  for r in re.findall(gpu_ratio[ref][0], text)]
+                self.assertIn((ref, int(n), float(ratio)), found,
+                              f"{step}: grading.toml says {figures}; its speed tests say {found}")
 
 
 if __name__ == "__main__":

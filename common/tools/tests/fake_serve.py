@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""A stand-in step program (or reference program) for lab_grade_check's own
+tests: it answers `--serve VARIANT` over the grader's pipe (lab/grade_wire.hpp)
+with no GPU, so the checker's GPU rules run on any machine.
+
+    fake_serve.py --serve VARIANT     (FAKE_MODE says how it behaves)
+
+FAKE_MODE:
+  product:SECONDS   computes C = alpha A B + beta C and sleeps SECONDS per call
+                    (the request's repeat calls), as a GPU product would take
+  no_device:WHY     answers kNoDevice with WHY (a machine without the GPU)
+  done              computes nothing and answers kDone (the reference's "gpu")
+FAKE_LOG, when set: each request's repeat and Params are appended there.
+"""
+import os
+import struct
+import sys
+import time
+
+REQUEST = struct.Struct("<Q7q2dq3qqq8q")  # magic, m n k kb lda ldb ldc, alpha beta, repeat, tile, mem, gpus, ids
+REPLY = struct.Struct("<Qqq")
+REQUEST_MAGIC, REPLY_MAGIC = 0x324B43454843424C, 0x3159524C5045524C
+DONE, NO_DEVICE = 0, 5
+
+
+def read(n):
+    data = b""
+    while len(data) < n:
+        chunk = sys.stdin.buffer.read(n - len(data))
+        if not chunk:
+            sys.exit("fake_serve: the request ended early")
+        data += chunk
+    return data
+
+
+def elements(ld, cols):
+    return max(ld, 1) * max(cols, 0)
+
+
+def main():
+    out = os.fdopen(os.dup(1), "wb")
+    mode, _, arg = os.environ.get("FAKE_MODE", "product:0").partition(":")
+    f = REQUEST.unpack(read(REQUEST.size))
+    magic, m, n, k, kb, lda, ldb, ldc, alpha, beta, repeat = f[:11]
+    tile, mem, gpus, ids = f[11:14], f[14], f[15], f[16:24]
+    if magic != REQUEST_MAGIC:
+        sys.exit("fake_serve: not a request")
+    a = struct.unpack(f"<{elements(lda, k)}d", read(8 * elements(lda, k)))
+    b = struct.unpack(f"<{elements(ldb, n)}d", read(8 * elements(ldb, n)))
+    c = list(struct.unpack(f"<{elements(ldc, n)}d", read(8 * elements(ldc, n))))
+    if os.environ.get("FAKE_LOG"):
+        with open(os.environ["FAKE_LOG"], "a") as log:
+            log.write(f"{sys.argv[2]} repeat={repeat} tile={list(tile)} mem={mem} gpus={list(ids[:gpus])}\n")
+    status, msg = DONE, b""
+    if mode == "no_device":
+        status, msg = NO_DEVICE, arg.encode()
+    elif mode == "product":
+        for j in range(n):
+            for i in range(m):
+                s = sum(a[i + p * lda] * b[p + j * ldb] for p in range(k))
+                c[i + j * ldc] = alpha * s + (beta * c[i + j * ldc] if beta != 0 else 0.0)
+        time.sleep(float(arg or 0) * max(repeat, 1))
+    out.write(REPLY.pack(REPLY_MAGIC, status, len(msg)) + msg + struct.pack(f"<{len(c)}d", *c))
+    out.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""lab_grade_check's GPU rules, run with stand-in programs (fake_serve.py) on
+any machine: a GPU speed case times the reference and the student's variant
+from outside with 1 and 1 + K calls and judges the difference; a step program
+that says it cannot run here is believed only where the grader's reference
+program says the same; a variant's Params reach the program.
+
+    test_grade_check.py CHECKER   (lab_grade_check; ctest passes it)
+"""
+import json
+import os
+import pathlib
+import sys
+import tempfile
+import unittest
+import subprocess
+
+HERE = pathlib.Path(__file__).resolve().parent
+FAKE = HERE / "fake_serve.py"
+CHECKER = None
+
+
+class Checker(unittest.TestCase):
+    def setUp(self):
+        self.tmp = pathlib.Path(tempfile.mkdtemp())
+        self.student = self.tmp / "student"  # a program of its own, so each side gets its own FAKE_MODE
+        self.reference = self.tmp / "reference"
+        for path, mode in ((self.student, "STUDENT"), (self.reference, "REFERENCE")):
+            path.write_text(f"#!/bin/sh\nFAKE_MODE=\"$FAKE_{mode}\" exec {sys.executable} {FAKE} \"$@\"\n")
+            path.chmod(0o755)
+
+    def check(self, student, reference=None, extra=(), kind="gemm"):
+        js = self.tmp / "v.json"
+        env = dict(os.environ, FAKE_STUDENT=student, FAKE_REFERENCE=reference or "done",
+                   FAKE_LOG=str(self.tmp / "log"))
+        cmd = [CHECKER, "--runner", self.student, "--step", "step06", "--variant", "simt", "--kind", kind,
+               "--seed", "11", "--json", js, "--timeout", "300", *extra]
+        if reference is not None:
+            cmd += ["--reference-runner", self.reference]
+        p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(js.read_text())["cases"]
+
+    def test_speed_is_the_difference_of_one_and_many_calls(self):
+        # 20 ms a product for the reference, 8 ms for the student's: 2.5x, whatever the start-up costs
+        cases = self.check("product:0.008", "product:0.020", ["--speed", "cublas,24,2.0"])
+        speed = cases[-1]
+        self.assertTrue(speed["name"].startswith("speed: at least 2x cublasDgemm"), speed)
+        self.assertTrue(speed["passed"], speed)
+        ratio = float(speed["figures"].split("x")[0])
+        self.assertGreater(ratio, 2.0, speed)
+        self.assertLess(ratio, 3.2, speed)
+        cases = self.check("product:0.016", "product:0.020", ["--speed", "fp64_peak,24,2.0"])
+        self.assertFalse(cases[-1]["passed"])
+        self.assertIn("too slow", cases[-1]["why"])
+        self.assertIn("the FP64 CUDA-core peak", cases[-1]["name"])
+        repeats = {line.split()[1] for line in (self.tmp / "log").read_text().splitlines()}
+        self.assertIn("repeat=1", repeats)
+        self.assertGreater(len(repeats), 2, repeats)  # 1, 3 (sizing K), 1 + K
+
+    def test_a_gpu_speed_case_needs_the_reference(self):
+        js = self.tmp / "v.json"
+        p = subprocess.run([str(CHECKER), "--runner", str(self.student), "--step", "step05", "--variant", "tiled",
+                            "--seed", "1", "--json", str(js), "--speed", "naive_coalesced,24,1.1"],
+                           capture_output=True, text=True, env=dict(os.environ, FAKE_STUDENT="product:0"))
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("needs --reference-runner", p.stderr)
+
+    def test_no_device_is_believed_only_when_the_reference_agrees(self):
+        # a variant that needs nothing: never believed
+        cases = self.check("no_device:no CUDA device visible")
+        self.assertGreater(len(cases), 10)
+        self.assertFalse(any(c["passed"] or c.get("skipped") for c in cases))
+        self.assertIn("it says it cannot run here (no CUDA device visible), but this variant needs nothing",
+                      cases[0]["why"])
+        # no reference program (no GPU on the grading host): the variant is skipped with its reason
+        cases = self.check("no_device:no CUDA device visible", None, ["--needs", "gpu"])
+        self.assertEqual(len(cases), 1)
+        self.assertTrue(cases[0].get("skipped"), cases)
+        self.assertEqual(cases[0]["why"], "no CUDA device visible")
+        # the reference cannot run it either: skipped
+        cases = self.check("no_device:no FP64 tensor cores", "no_device:cc 7.0", ["--needs", "fp64_tensor_cores"])
+        self.assertTrue(cases[0].get("skipped"), cases)
+        self.assertIn("fp64_tensor_cores", (self.tmp / "log").read_text())
+        # the reference runs it: the student's claim fails every case, so no share moves to other tests
+        cases = self.check("no_device:no FP64 tensor cores", "done", ["--needs", "fp64_tensor_cores"])
+        self.assertGreater(len(cases), 10)
+        self.assertFalse(any(c["passed"] or c.get("skipped") for c in cases))
+        self.assertIn("it says it cannot run here (no FP64 tensor cores), but the grader's own program",
+                      cases[0]["why"])
+
+    def test_params_reach_the_program(self):
+        self.check("product:0", None, ["--param", "mem=40960", "--param", "gpus=0,0", "--param", "tile=16,16"])
+        lines = (self.tmp / "log").read_text().splitlines()
+        self.assertTrue(lines)
+        for line in lines:
+            self.assertIn("tile=[16, 16, 0] mem=40960 gpus=[0, 0]", line)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: test_grade_check.py CHECKER")
+    CHECKER = pathlib.Path(sys.argv.pop(1)).resolve()
+    unittest.main(verbosity=1)
