@@ -673,8 +673,9 @@ std::string gpu_speed_case(const Options& o, const Speed& sp, Clock::time_point 
     }
     return out.seconds;
   };
-  const double once = timed(ref, 1), thrice = timed(ref, 3);
-  const double each = std::max((thrice - once) / 2, 1e-4);
+  // K from the reference's 1 and 11 calls (ten products against the noise of a process start)
+  const double once = timed(ref, 1), eleven = timed(ref, 11);
+  const double each = std::max((eleven - once) / 10, 1e-4);
   const int64_t K = std::clamp<int64_t>(static_cast<int64_t>(0.5 / each), 2, lab::wire::kMaxRepeat / 2);
   const double inf = std::numeric_limits<double>::infinity();
   double r1 = inf, rk = inf, s1 = inf, sk = inf;
