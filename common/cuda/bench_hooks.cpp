@@ -30,7 +30,8 @@ Timing run_variant(const Variant& v, double alpha, ConstMatView A, ConstMatView 
 
 // The grader's call: the buffers whole, at the caller's ld, so that the
 // variant's writes outside the m x n block come back to be seen; `repeat`
-// calls on them, one after the other on one stream.
+// calls on them, one after the other on one stream, B doubled on the device
+// before each call but the first (lab/grade_wire.hpp).
 void serve_variant(const Variant& v, const GemmCall& c, int64_t repeat) {
   Stream s;
   auto up = [&](const double* p, int64_t ld, int64_t cols) {
@@ -39,9 +40,15 @@ void serve_variant(const Variant& v, const GemmCall& c, int64_t repeat) {
     if (count > 0) LAB_CUDA_CHECK(cudaMemcpyAsync(d.data(), p, count * sizeof(double), cudaMemcpyHostToDevice, s.get()));
     return d;
   };
-  const DeviceBuffer<double> dA = up(c.A.data, c.A.ld, c.A.cols), dB = up(c.B.data, c.B.ld, c.B.cols);
-  DeviceBuffer<double> dC = up(c.C.data, c.C.ld, c.C.cols);
+  const DeviceBuffer<double> dA = up(c.A.data, c.A.ld, c.A.cols);
+  DeviceBuffer<double> dB = up(c.B.data, c.B.ld, c.B.cols), dC = up(c.C.data, c.C.ld, c.C.cols);
+  std::unique_ptr<CublasHandle> blas;
+  if (repeat > 1) blas = std::make_unique<CublasHandle>();
   for (int64_t r = 0; r < std::max<int64_t>(repeat, 1); ++r) {
+    if (r > 0 && dB.size() > 0) {
+      const double two = 2.0;
+      LAB_CUDA_CHECK(cublasDscal_64(blas->on(s.get()), int64_t(dB.size()), &two, dB.data(), 1));
+    }
     v.run(GemmCall{c.alpha, {dA.data(), c.A.rows, c.A.cols, c.A.ld}, {dB.data(), c.B.rows, c.B.cols, c.B.ld},
                    c.beta, {dC.data(), c.C.rows, c.C.cols, c.C.ld}, c.params, s.get()});
     LAB_CUDA_CHECK_LAUNCH();

@@ -75,7 +75,11 @@ int serve_main(const char* variant, const StepInfo& info, const char* impl) {
     status = wire::run_call(
         [&] {
           if (v->backend == Backend::gpu) return gpu_hooks()->serve(*v, call, repeat);
-          for (int64_t r = 0; r < repeat; ++r) v->run(call);
+          for (int64_t r = 0; r < repeat; ++r) {
+            if (r > 0)
+              for (double& x : b) x *= 2.0;  // no two calls alike (lab/grade_wire.hpp)
+            v->run(call);
+          }
         },
         &msg);
   }

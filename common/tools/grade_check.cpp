@@ -641,7 +641,9 @@ Options reference_options(const Options& o, const std::string& variant) {
 // variant, each timed from outside over the pipe, with 1 and with 1 + K
 // products on the same device buffers in fresh processes; per side the best
 // of 3 rounds of each, and (best(1 + K) - best(1)) / K is one product. K is
-// chosen so that the reference's K products take about half a second.
+// chosen so that the reference's K products take about half a second. B is
+// doubled before every call but the first (the step program's serve loop), so
+// a kernel that remembers its last answer gains nothing.
 std::string gpu_speed_case(const Options& o, const Speed& sp, Clock::time_point deadline, std::string* figures) {
   if (o.reference_runner.empty()) throw GraderError("a GPU speed case needs --reference-runner (lab_grade_reference)");
   const Options ref = reference_options(o, sp.reference);
@@ -663,8 +665,10 @@ std::string gpu_speed_case(const Options& o, const Speed& sp, Clock::time_point 
     if (mine) {
       Matrix Cs(n, n);
       std::copy(out.c.begin(), out.c.end(), Cs.data());
-      const lab::CheckResult r = lab::freivalds_check(1.0, in.A.cview(), in.B.cview(), 0.0, in.C0.cview(), Cs.cview(),
-                                                      3, o.seed + 77 + static_cast<uint64_t>(repeat));
+      // the last of `repeat` calls multiplied by B * 2^(repeat - 1) (lab/grade_wire.hpp)
+      const double scale = std::ldexp(1.0, static_cast<int>(repeat - 1));
+      const lab::CheckResult r = lab::freivalds_check(scale, in.A.cview(), in.B.cview(), 0.0, in.C0.cview(),
+                                                      Cs.cview(), 3, o.seed + 77 + static_cast<uint64_t>(repeat));
       if (!r.ok) {
         why = "the timed product is wrong (a randomized check of C failed" +
               std::string(repeat > 1 ? " after " + std::to_string(repeat) + " calls)" : ")");

@@ -29,8 +29,10 @@ constexpr uint64_t kReplyMagic = 0x3159524c5045524cULL;    // "LREPLY1"
 /// buffer holds max(ld, 1) * max(cols, 0) doubles.
 ///
 /// repeat: the variant is called that many times on the same buffers (0 or 1:
-/// once); a speed case times 1 and 1 + K calls from outside, so that the
-/// difference is K products without the start-up and the transfers.
+/// once), B's buffer doubled before every call but the first (exact in
+/// floating point), so that no two calls multiply the same numbers and C is
+/// that of B * 2^(repeat - 1). A speed case times 1 and 1 + K calls from
+/// outside: the difference is K products without the start-up and the transfers.
 /// The rest are the variant's Params (lab/registry.hpp), 0 where not given:
 /// its tiles, a device-memory cap, and the GPU ids it runs on (gpus of them).
 struct Request {

@@ -6,8 +6,11 @@ with no GPU, so the checker's GPU rules run on any machine.
     fake_serve.py --serve VARIANT     (FAKE_MODE says how it behaves)
 
 FAKE_MODE:
-  product:SECONDS   computes C = alpha A B + beta C and sleeps SECONDS per call
-                    (the request's repeat calls), as a GPU product would take
+  product:SECONDS   computes C = alpha A B + beta C as the request's repeat calls
+                    would (B doubled before each but the first) and sleeps
+                    SECONDS per call, as a GPU product would take
+  stale:SECONDS     the same, but C as one call makes it, however many calls
+                    (a kernel that remembers its first answer)
   no_device:WHY     answers kNoDevice with WHY (a machine without the GPU)
   done              computes nothing and answers kDone (the reference's "gpu")
 FAKE_LOG, when set: each request's repeat and Params are appended there.
@@ -54,11 +57,12 @@ def main():
     status, msg = DONE, b""
     if mode == "no_device":
         status, msg = NO_DEVICE, arg.encode()
-    elif mode == "product":
+    elif mode in ("product", "stale"):
+        scale = 2.0 ** (max(repeat, 1) - 1) if mode == "product" else 1.0  # B * 2^(repeat - 1) in the last call
         for j in range(n):
             for i in range(m):
                 s = sum(a[i + p * lda] * b[p + j * ldb] for p in range(k))
-                c[i + j * ldc] = alpha * s + (beta * c[i + j * ldc] if beta != 0 else 0.0)
+                c[i + j * ldc] = alpha * scale * s + (beta * c[i + j * ldc] if beta != 0 else 0.0)
         time.sleep(float(arg or 0) * max(repeat, 1))
     out.write(REPLY.pack(REPLY_MAGIC, status, len(msg)) + msg + struct.pack(f"<{len(c)}d", *c))
     out.flush()

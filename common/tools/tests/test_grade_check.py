@@ -59,6 +59,12 @@ class Checker(unittest.TestCase):
         self.assertIn("repeat=11", repeats)  # sizing K
         self.assertGreater(len(repeats), 2, repeats)  # and 1 + K
 
+    def test_a_kernel_that_remembers_its_answer_fails_the_speed_case(self):
+        # the repeated calls multiply a doubled B each time: the first answer again is wrong
+        cases = self.check("stale:0", "product:0.005", ["--speed", "cublas,24,1.0"])
+        self.assertFalse(cases[-1]["passed"])
+        self.assertRegex(cases[-1]["why"], r"the timed product is wrong .* after \d+ calls")
+
     def test_a_gpu_speed_case_needs_the_reference(self):
         js = self.tmp / "v.json"
         p = subprocess.run([str(CHECKER), "--runner", str(self.student), "--step", "step05", "--variant", "tiled",
