@@ -641,7 +641,7 @@ Options reference_options(const Options& o, const std::string& variant) {
 // variant, each timed from outside over the pipe, with 1 and with 1 + K
 // products on the same device buffers in fresh processes; per side the best
 // of 3 rounds of each, and (best(1 + K) - best(1)) / K is one product. K is
-// chosen so that the reference's K products take about half a second. B is
+// chosen so that the reference's K products take about 1.5 s. B is
 // doubled before every call but the first (the step program's serve loop), so
 // a kernel that remembers its last answer gains nothing.
 std::string gpu_speed_case(const Options& o, const Speed& sp, Clock::time_point deadline, std::string* figures) {
@@ -677,10 +677,10 @@ std::string gpu_speed_case(const Options& o, const Speed& sp, Clock::time_point 
     }
     return out.seconds;
   };
-  // K from the reference's 1 and 11 calls (ten products against the noise of a process start)
-  const double once = timed(ref, 1), eleven = timed(ref, 11);
-  const double each = std::max((eleven - once) / 10, 1e-4);
-  const int64_t K = std::clamp<int64_t>(static_cast<int64_t>(0.5 / each), 2, lab::wire::kMaxRepeat / 2);
+  // K from the reference's 1 and 21 calls (twenty products against the noise of a process start)
+  const double once = timed(ref, 1), more = timed(ref, 21);
+  const double each = std::max((more - once) / 20, 1e-4);
+  const int64_t K = std::clamp<int64_t>(static_cast<int64_t>(1.5 / each), 2, lab::wire::kMaxRepeat / 2);
   const double inf = std::numeric_limits<double>::infinity();
   double r1 = inf, rk = inf, s1 = inf, sk = inf;
   for (int round = 0; round < 3; ++round) {

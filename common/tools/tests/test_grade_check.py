@@ -56,7 +56,7 @@ class Checker(unittest.TestCase):
         self.assertIn("the FP64 CUDA-core peak", cases[-1]["name"])
         repeats = {line.split()[1] for line in (self.tmp / "log").read_text().splitlines()}
         self.assertIn("repeat=1", repeats)
-        self.assertIn("repeat=11", repeats)  # sizing K
+        self.assertIn("repeat=21", repeats)  # sizing K
         self.assertGreater(len(repeats), 2, repeats)  # and 1 + K
 
     def test_a_kernel_that_remembers_its_answer_fails_the_speed_case(self):
