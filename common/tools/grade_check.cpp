@@ -297,6 +297,10 @@ Outcome serve(const Options& o, const lab::wire::Request& rq, const std::vector<
     if (poll(fds, nfds, static_cast<int>(std::min<long long>(left, 100))) < 0) continue;
     if (to_child >= 0 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
       while (part < parts.size()) {
+        if (parts[part].second == 0) {  // an empty buffer (a matrix with no columns): nothing to write
+          ++part;
+          continue;
+        }
         const ssize_t put = write(to_child, parts[part].first + done, parts[part].second - done);
         if (put < 0) {
           if (errno == EAGAIN) break;
@@ -351,7 +355,7 @@ Outcome serve(const Options& o, const lab::wire::Request& rq, const std::vector<
   out.answered = true;
   out.msg = got.substr(head, static_cast<size_t>(out.reply.msg_len));
   out.c.resize(c.size());
-  std::memcpy(out.c.data(), got.data() + head + out.reply.msg_len, c.size() * sizeof(double));
+  if (!c.empty()) std::memcpy(out.c.data(), got.data() + head + out.reply.msg_len, c.size() * sizeof(double));
   out.seconds = std::chrono::duration<double>(finished - (sent == Clock::time_point{} ? finished : sent)).count();
   return out;
 }

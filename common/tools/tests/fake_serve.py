@@ -6,9 +6,11 @@ with no GPU, so the checker's GPU rules run on any machine.
     fake_serve.py --serve VARIANT     (FAKE_MODE says how it behaves)
 
 FAKE_MODE:
-  product:SECONDS   computes C = alpha A B + beta C as the request's repeat calls
+  product:SECONDS[:START]
+                    computes C = alpha A B + beta C as the request's repeat calls
                     would (B doubled before each but the first) and sleeps
-                    SECONDS per call, as a GPU product would take
+                    SECONDS per call, as a GPU product would take, and START
+                    once after reading the request (a slow start-up)
   stale:SECONDS     the same, but C as one call makes it, however many calls
                     (a kernel that remembers its first answer)
   no_device:WHY     answers kNoDevice with WHY (a machine without the GPU)
@@ -43,6 +45,7 @@ def elements(ld, cols):
 def main():
     out = os.fdopen(os.dup(1), "wb")
     mode, _, arg = os.environ.get("FAKE_MODE", "product:0").partition(":")
+    arg, _, start = arg.partition(":")
     f = REQUEST.unpack(read(REQUEST.size))
     magic, m, n, k, kb, lda, ldb, ldc, alpha, beta, repeat = f[:11]
     tile, mem, gpus, ids = f[11:14], f[14], f[15], f[16:24]
@@ -58,6 +61,7 @@ def main():
     if mode == "no_device":
         status, msg = NO_DEVICE, arg.encode()
     elif mode in ("product", "stale"):
+        time.sleep(float(start or 0))
         scale = 2.0 ** (max(repeat, 1) - 1) if mode == "product" else 1.0  # B * 2^(repeat - 1) in the last call
         for j in range(n):
             for i in range(m):

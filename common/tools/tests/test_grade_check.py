@@ -42,15 +42,16 @@ class Checker(unittest.TestCase):
         return json.loads(js.read_text())["cases"]
 
     def test_speed_is_the_difference_of_one_and_many_calls(self):
-        # 20 ms a product for the reference, 8 ms for the student's: 2.5x, whatever the start-up costs
-        cases = self.check("product:0.008", "product:0.020", ["--speed", "cublas,24,2.0"])
+        # 20 ms a product for the reference, 8 ms for the student's: 2.5x, though each process
+        # takes half a second to start (timed whole, 1 + K products against 1 + K: under 2x)
+        cases = self.check("product:0.008:0.5", "product:0.020:0.5", ["--speed", "cublas,24,2.0"])
         speed = cases[-1]
         self.assertTrue(speed["name"].startswith("speed: at least 2x cublasDgemm"), speed)
         self.assertTrue(speed["passed"], speed)
         ratio = float(speed["figures"].split("x")[0])
         self.assertGreater(ratio, 2.0, speed)
-        self.assertLess(ratio, 3.2, speed)
-        cases = self.check("product:0.016", "product:0.020", ["--speed", "fp64_peak,24,2.0"])
+        self.assertLess(ratio, 3.5, speed)
+        cases = self.check("product:0.016", "product:0.020", ["--speed", "fp64_peak,24,2.0"])  # 1.25x
         self.assertFalse(cases[-1]["passed"])
         self.assertIn("too slow", cases[-1]["why"])
         self.assertIn("the FP64 CUDA-core peak", cases[-1]["name"])
