@@ -582,6 +582,16 @@ std::string speed_name(const Speed& sp) {
   return s.str();
 }
 
+// Whether a timed n x n product (beta = 0) came back right, by Freivalds: the
+// last of `repeat` calls multiplied by B * 2^(repeat - 1) (lab/grade_wire.hpp).
+bool timed_product_ok(const Options& o, const Inputs& in, const Outcome& out, int64_t repeat) {
+  Matrix C(in.C0.rows(), in.C0.cols());
+  std::copy(out.c.begin(), out.c.end(), C.data());
+  return lab::freivalds_check(std::ldexp(1.0, static_cast<int>(repeat - 1)), in.A.cview(), in.B.cview(), 0.0,
+                              in.C0.cview(), C.cview(), 3, o.seed + 76 + static_cast<uint64_t>(repeat))
+      .ok;
+}
+
 // "" when the student's product is correct and at least sp.ratio times as fast
 // as the reference loop; else why not.
 std::string speed_case(const Options& o, const Speed& sp, Clock::time_point deadline, std::string* figures) {
@@ -608,11 +618,7 @@ std::string speed_case(const Options& o, const Speed& sp, Clock::time_point dead
     const Outcome out = serve(o, request(o, cs), buffer(in.A), buffer(in.B), buffer(in.C0), deadline);
     if (!out.answered) return out.failure;
     if (out.reply.status != lab::wire::kDone) return out.msg;
-    Matrix Cs(n, n);
-    std::copy(out.c.begin(), out.c.end(), Cs.data());
-    const lab::CheckResult r = lab::freivalds_check(1.0, in.A.cview(), in.B.cview(), 0.0, in.C0.cview(), Cs.cview(), 3,
-                                                    o.seed + 77);
-    if (!r.ok) return "the timed product is wrong (a randomized check of C failed)";
+    if (!timed_product_ok(o, in, out, 1)) return "the timed product is wrong (a randomized check of C failed)";
     best = std::min(best, out.seconds);
   }
   const double ratio = t_ref / best;
@@ -667,13 +673,7 @@ std::string gpu_speed_case(const Options& o, const Speed& sp, Clock::time_point 
       return -1;
     }
     if (mine) {
-      Matrix Cs(n, n);
-      std::copy(out.c.begin(), out.c.end(), Cs.data());
-      // the last of `repeat` calls multiplied by B * 2^(repeat - 1) (lab/grade_wire.hpp)
-      const double scale = std::ldexp(1.0, static_cast<int>(repeat - 1));
-      const lab::CheckResult r = lab::freivalds_check(scale, in.A.cview(), in.B.cview(), 0.0, in.C0.cview(),
-                                                      Cs.cview(), 3, o.seed + 77 + static_cast<uint64_t>(repeat));
-      if (!r.ok) {
+      if (!timed_product_ok(o, in, out, repeat)) {
         why = "the timed product is wrong (a randomized check of C failed" +
               std::string(repeat > 1 ? " after " + std::to_string(repeat) + " calls)" : ")");
         return -1;
