@@ -1,7 +1,7 @@
 // step07_probe: what bounds step07 on this machine, measured.
 //
 //   step07_probe [--gpus 0,1] [--bytes 1G] [--dgemm-n 8192] [--sizes 8192,16384,32768]
-//                [--streams 2] [--model-gpus N] [--csv FILE]
+//                [--streams 2] [--model-gpus N] [--depths 2048,4096] [--csv FILE]
 //
 // Per GPU: pinned and pageable copies host -> device and back, pinned both
 // ways at once; all GPUs copying at once (each way, and both ways); peer
@@ -17,6 +17,9 @@
 // them, without and with panel sharing (below), and on all of them again with
 // the products at the panel-shaped rate. --model-gpus N adds the same
 // two bounds for a host of N such GPUs, on paper, from the rates measured here.
+// --depths D,... times cublasDgemm at the plan's tile (largest size) with
+// panels of each depth D, all GPUs listed at once: how deep a panel must be
+// for the products to run at cuBLAS's square rate.
 //
 // Panel sharing: G GPUs form a team grid gr x gc (gr the largest divisor of G
 // not above sqrt(G): 2 -> 1x2, 4 -> 2x2, 8 -> 2x4) and each computes one
@@ -446,6 +449,7 @@ int main(int argc, char** argv) {
   std::vector<int64_t> sizes{8192, 16384, 32768};
   int streams = 2;
   int model_gpus = 0;
+  std::vector<int64_t> depths;
   std::string csv;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -469,6 +473,10 @@ int main(int argc, char** argv) {
         streams = int(v);
       } else if (a == "--model-gpus") {
         model_gpus = parse_model_gpus(a, value());
+      } else if (a == "--depths") {
+        depths.clear();
+        for (const auto& d : lab::split_list(value())) depths.push_back(parse_size(a, d));
+        if (depths.empty()) throw lab::UsageError("--depths needs at least one depth, e.g. 2048,4096");
       } else if (a == "--csv") {
         csv = value();
         if (csv.empty()) throw lab::UsageError("--csv needs a file name");
@@ -476,14 +484,22 @@ int main(int argc, char** argv) {
       } else if (a == "--help" || a == "-h") {
         std::printf(
             "usage: step07_probe [--gpus 0,1] [--bytes 1G] [--dgemm-n 8192] [--sizes 8192,16384,32768] "
-            "[--streams 2] [--model-gpus N] [--csv FILE]\n"
+            "[--streams 2] [--model-gpus N] [--depths D,...] [--csv FILE]\n"
             "  --model-gpus N  also the bounds for a host of N such GPUs, on paper: each GPU's share of the\n"
-            "                  host copy rates and its peer rate as measured here (1 to 1024)\n");
+            "                  host copy rates and its peer rate as measured here (1 to 1024)\n"
+            "  --depths D,...  also cublasDgemm at the plan's tile (largest of --sizes) with panels D deep\n"
+            "                  (beta = 1), all GPUs listed at once: the product rate each panel depth allows\n");
         return 0;
       } else {
         throw lab::UsageError("unknown option '" + a + "' (see --help)");
       }
     }
+    if (sizes.empty()) throw lab::UsageError("--sizes needs at least one size, e.g. 16384,32768");
+    const int64_t largest = *std::max_element(sizes.begin(), sizes.end());
+    for (int64_t d : depths)
+      if (d > largest)
+        throw lab::UsageError("--depths: a panel " + std::to_string(d) + " deep is deeper than the largest of --sizes (" +
+                              std::to_string(largest) + ")");
   } catch (const lab::UsageError& e) {
     std::cerr << "step07_probe: error: " << e.what() << "\n";
     return 2;
@@ -575,6 +591,22 @@ int main(int argc, char** argv) {
       } catch (const std::exception& e) {
         std::printf("  (no panel-shaped product rate: %s)\n", e.what());
         tflops_panel = 0;
+      }
+    }
+
+    // --depths: the plan's tile with panels of other depths, the slowest GPU of all at once.
+    if (!depths.empty()) {
+      const int64_t n = *std::max_element(sizes.begin(), sizes.end());
+      const auto shape =
+          plan_on(n, int(distinct.size()), streams, free_b / 10 * 9, distinct.size() > 1).shape;
+      std::printf("\n# cublasDgemm at the plan's tile for n = %lld (%lld x %lld) with panels of each depth, "
+                  "beta = 1, %zu GPU(s) at once (slowest)\n",
+                  (long long)n, (long long)shape.tm, (long long)shape.tn, distinct.size());
+      for (int64_t d : depths) {
+        const std::vector<double> each = probe_dgemm(distinct, shape.tm, shape.tn, d, 1.0);
+        report("device-resident cublasDgemm " + std::to_string(shape.tm) + "x" + std::to_string(shape.tn) + "x" +
+                   std::to_string(d) + " (beta = 1), " + std::to_string(distinct.size()) + " GPU(s) at once (slowest)",
+               -1, *std::min_element(each.begin(), each.end()), "TFLOP/s");
       }
     }
 

@@ -329,6 +329,7 @@ FIXED = [
     ("step07_probe", ["--csv", "@a_folder"], {2}, r"--csv: cannot write .*is a folder", 5),
     ("step07_probe", ["--model-gpus", "0"], {2}, r"--model-gpus expects a whole number of GPUs", 5),
     ("step07_probe", ["--model-gpus", "1.5"], {2}, r"--model-gpus expects a whole number of GPUs", 5),
+    ("step07_probe", ["--depths", "1e9"], {2}, r"--depths: a panel 1000000000 deep is deeper than the largest", 5),
     ("apsp", ["--graph", "@graph.gr", "--expect", "0"], {2}, r"--expect 0: cannot open", 5),
     ("apsp", ["--graph", "@bad_overflow.gr"], {2}, r"can overflow a double.*at most", 5),
     ("apsp", ["--graph", "@graph.gr", "--out", "@a_folder"], {2}, r"--out: cannot write .*is a folder", 5),

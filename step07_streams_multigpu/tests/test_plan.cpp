@@ -82,6 +82,20 @@ TEST(Step07Plan, ChosenTilesFitTheCapOfEachStream) {
     }
 }
 
+TEST(Step07Plan, PanelsTwiceAsDeepWhereTheMemoryHoldsThemNotAtTheTilesCost) {
+  Options o;
+  // 80 GB, 2 streams: the largest tile, with panels a quarter of it deep.
+  const Plan roomy = make_plan(32768, 32768, 32768, o, 80 * GiB, 2, 1, true);
+  EXPECT_EQ(roomy.shape.tm, 16384);
+  EXPECT_EQ(roomy.shape.tk, 4096);
+  // 4 GiB, 2 streams: 12288 tiles fit only with panels an eighth deep, and a
+  // deeper panel is not bought with a smaller tile (more host traffic).
+  const Plan tight = make_plan(32768, 32768, 32768, o, 4 * GiB, 2, 1, true);
+  EXPECT_EQ(tight.shape.tm, 12288);
+  EXPECT_EQ(tight.shape.tk, 1536);
+  expect_covers(make_plan(1000, 900, 5000, o, 80 * GiB, 2, 1, true));
+}
+
 TEST(Step07Plan, CapBelowTheSmallestPlanNamesTheMinimum) {
   // 1K for 1G: at 256 a 1 KiB cap for 2 streams fits 2x2 tiles, 2.1 million products.
   Options o;
