@@ -12,7 +12,10 @@
 // shares one A block among a few threads instead.
 #include "ways.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <thread>
 
@@ -174,8 +177,45 @@ void wake_all(std::atomic<unsigned>* word) {
 
 }  // namespace
 
+namespace {
+
+std::atomic<bool> counting_waits{false};
+struct alignas(64) WaitTotal {
+  double seconds = 0;
+};
+// Each slot is written by its own thread only, and read between calls.
+WaitTotal wait_totals[lab::step04::kCountedThreads];
+
+}  // namespace
+
+void lab::step04::count_waits(bool on) {
+  for (auto& w : wait_totals) w.seconds = 0;
+  counting_waits.store(on, std::memory_order_relaxed);
+}
+
+std::vector<double> lab::step04::take_wait_seconds(int threads) {
+  std::vector<double> out;
+  for (int t = 0; t < std::min(threads, kCountedThreads); ++t) {
+    out.push_back(wait_totals[t].seconds);
+    wait_totals[t].seconds = 0;
+  }
+  return out;
+}
+
 void lab::step04::Barrier::wait() {
   if (count_ <= 1) return;
+  if (!counting_waits.load(std::memory_order_relaxed)) {
+    arrive_and_wait();
+    return;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  arrive_and_wait();
+  const int t = omp_get_thread_num();
+  if (t < kCountedThreads)
+    wait_totals[t].seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void lab::step04::Barrier::arrive_and_wait() {
   // The generation is read before arriving: it cannot move on until this
   // thread has arrived. The last to arrive resets the count, then opens the
   // barrier (what everyone wrote before arriving is seen after it), and wakes

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "simd.hpp"
 
@@ -62,6 +63,15 @@ std::pair<int64_t, int64_t> share(int64_t count, int64_t part, int64_t parts);
 /// size; std::nullopt (the default) goes back to layout_for's choice.
 void force_ways(std::optional<Ways> ways);
 
+/// For experiments (step04_ways_sweep --waits): while on, each Barrier::wait
+/// adds the seconds it took to its OpenMP thread's total (thread numbers below
+/// kCountedThreads). Off by default, when a wait costs one more relaxed load.
+constexpr int kCountedThreads = 1024;
+void count_waits(bool on);
+/// Threads 0..threads-1's seconds in waits since the last take (or since
+/// count_waits(true)), set back to zero. Call it outside parallel regions.
+std::vector<double> take_wait_seconds(int threads);
+
 /// A barrier for `count` threads: they spin briefly, then sleep until the last
 /// one arrives (a futex on Linux, so the kernel runs a woken thread soon even
 /// on a busy machine; elsewhere they yield the core). A barrier of one thread
@@ -74,6 +84,7 @@ class alignas(64) Barrier {
   void wait();
 
  private:
+  void arrive_and_wait();
   int count_;
   std::atomic<int> arrived_{0};
   std::atomic<int> sleepers_{0};  ///< threads asleep (or about to be) on generation_

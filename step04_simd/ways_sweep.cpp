@@ -9,7 +9,9 @@
 // (ways and blocks) with the best and the median GFLOP/s. All in one process,
 // one after the other, so the figures compare as ratios; the product of each
 // is checked against the first ways' C bit for bit (the loops give the same
-// bits whatever the ways).
+// bits whatever the ways). --waits adds how much of the median call the
+// threads spent waiting for each other at the barriers (mean and busiest
+// waiter): time lost to uneven shares or to sharing a panel, not to the kernel.
 #include <omp.h>
 
 #include <algorithm>
@@ -36,6 +38,7 @@ using lab::step04::Ways;
 struct Args {
   int64_t n = 2048;
   int reps = 3;
+  bool waits = false;
   std::vector<Ways> ways;
 };
 
@@ -82,11 +85,17 @@ Args parse(int argc, char** argv) {
     const std::string opt = argv[i];
     if (opt == "-h" || opt == "--help") {
       std::printf(
-          "usage: step04_ways_sweep --ways JCxICxJR[,JCxICxJR...] [--n N] [--reps R]\n"
+          "usage: step04_ways_sweep --ways JCxICxJR[,JCxICxJR...] [--n N] [--reps R] [--waits]\n"
           "  --ways LIST   the ways to force, one after the other (threads = jc * ic * jr)\n"
           "  --n N         the size of the square product (default 2048, 1..32768)\n"
-          "  --reps R      timed calls per ways after one warm-up (default 3, 1..100)\n");
+          "  --reps R      timed calls per ways after one warm-up (default 3, 1..100)\n"
+          "  --waits       also the share of the median call the threads spent at barriers\n"
+          "                (mean over the threads, and the most any one waited)\n");
       std::exit(0);
+    }
+    if (opt == "--waits") {
+      a.waits = true;
+      continue;
     }
     if (i + 1 >= argc) usage_error("option " + opt + " needs a value");
     const std::string v = argv[++i];
@@ -113,28 +122,42 @@ int run(const Args& a) {
   std::printf("step04_ways_sweep: n = %lld, %d timed call(s) each, %s %dx%d kernel, %d OpenMP threads at most\n",
               (long long)n, a.reps, lab::step04::isa_name(lab::step04::best_isa()), mk.mr, mk.nr,
               omp_get_max_threads());
-  std::printf("%-62s %8s %8s  %s\n", "layout", "best", "median", "GFLOP/s; same bits as the first");
+  std::printf("%-62s %8s %8s  %s%s\n", "layout", "best", "median", "GFLOP/s; same bits as the first",
+              a.waits ? "; waits mean / max % of the median call" : "");
+  if (a.waits) lab::step04::count_waits(true);
   bool all_same = true;
   for (size_t w = 0; w < a.ways.size(); ++w) {
     const Ways ways = a.ways[w];
     lab::step04::force_ways(ways);
     omp_set_num_threads(ways.threads());
-    std::vector<double> s;
+    struct Call {
+      double seconds, wait_mean, wait_max;  // (waits as shares of the call)
+    };
+    std::vector<Call> calls;
     for (int r = 0; r <= a.reps; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       lab::step04::dgemm(1.0, A.cview(), B.cview(), 0.0, C.view());
       const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (r > 0) s.push_back(dt);  // the first call warms up
+      const std::vector<double> w = lab::step04::take_wait_seconds(ways.threads());
+      double sum = 0, most = 0;
+      for (double x : w) sum += x, most = std::max(most, x);
+      const double mean = w.empty() ? 0 : sum / double(w.size());
+      if (r > 0) calls.push_back({dt, mean / dt, most / dt});  // the first call warms up
     }
-    std::sort(s.begin(), s.end());
+    std::sort(calls.begin(), calls.end(), [](const Call& x, const Call& y) { return x.seconds < y.seconds; });
+    const Call& median = calls[calls.size() / 2];
     if (w == 0) std::memcpy(first.data(), C.data(), sizeof(double) * size_t(n) * size_t(n));
     const bool same = std::memcmp(first.data(), C.data(), sizeof(double) * size_t(n) * size_t(n)) == 0;
     all_same = all_same && same;
     const auto layout = lab::step04::layout_for_call(ways.threads(), n, n, n, mk.mr, mk.nr, blk);
-    std::printf("%-62s %8.1f %8.1f  %s\n", lab::step04::describe(layout).c_str(),
-                lab::gflops(n, n, n, s.front()), lab::gflops(n, n, n, s[s.size() / 2]), same ? "yes" : "NO");
+    char waited[64] = "";
+    if (a.waits) std::snprintf(waited, sizeof waited, "   %5.1f / %5.1f", 100 * median.wait_mean, 100 * median.wait_max);
+    std::printf("%-62s %8.1f %8.1f  %s%s\n", lab::step04::describe(layout).c_str(),
+                lab::gflops(n, n, n, calls.front().seconds), lab::gflops(n, n, n, median.seconds), same ? "yes" : "NO ",
+                waited);
   }
   lab::step04::force_ways(std::nullopt);
+  lab::step04::count_waits(false);
   if (!all_same) {
     std::fprintf(stderr, "step04_ways_sweep: error: some ways gave other bits than the first\n");
     return 1;
