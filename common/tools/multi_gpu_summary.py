@@ -205,7 +205,8 @@ class Summary:
         for what, (v, unit) in probe.items():
             if re.match(r"(pinned (H2D|D2H|both ways), all GPUs at once|peer copy"
                         r"|device-resident cublasDgemm n=\d+(, all GPUs at once \(slowest\))?$"
-                        r"|device-resident cublasDgemm \d+x\d+x\d+ \(the plan's panel products)", what):
+                        r"|device-resident cublasDgemm \d+x\d+x\d+ \(the plan's panel products"
+                        r"|device-resident cublasDgemm \d+x\d+x\d+ \(beta = 1\), \d+ GPU\(s\) at once)", what):
                 print(f"  {what}: {v:.1f} {unit}")
         for paper in (False, True):
             table = {}  # n -> {(G, sharing): TFLOP/s}

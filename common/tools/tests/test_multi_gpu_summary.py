@@ -64,6 +64,9 @@ class FourGpuRun(unittest.TestCase):
                       "at once (slowest): 50.2 TFLOP/s", self.out)
         self.assertIn("n = 65536 on 4 GPUs against the bound with sharing and the products at the rate of the plan's "
                       "panel products: 201.0 TFLOP/s, 0.872 of it", self.out)
+        # the plan's tile with panels of other depths (step07_probe --depths)
+        self.assertIn("device-resident cublasDgemm 16384x16384x4096 (beta = 1), 4 GPU(s) at once (slowest): 54.6 "
+                      "TFLOP/s", self.out)
         # the main tables keep the square rate's bounds
         self.has("65536", "4", "223.3", "223.3", "1.00x")
 
@@ -182,7 +185,8 @@ class FaithfulFixtures(unittest.TestCase):
         probe = (ROOT / "step07_streams_multigpu/probe.cpp").read_text()
         for what in ('"peer copy, one pair (GPU "', '"peer copy, all pairs at once (sum)"', '"bound pinned"',
                      '", sharing"', '" (on paper)"', '"pinned H2D, all GPUs at once (sum)"', '" at the panel rate"',
-                     "(the plan's panel products, beta = 1), all GPUs at once (slowest)"):
+                     "(the plan's panel products, beta = 1), all GPUs at once (slowest)", '" (beta = 1), "',
+                     '" GPU(s) at once (slowest)"'):
             self.assertIn(what, probe)
         lines = (FIXTURE / "step07_probe_multi.csv").read_text().splitlines()
         self.assertEqual(lines[0], "what,gpu,value,unit")
