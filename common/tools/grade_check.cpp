@@ -774,6 +774,14 @@ int main(int argc, char** argv) {
              strsignal(out.launcher_signal) + " on the first try";
       out = serve(o, rq, buffer(in.A), buffer(in.B), buffer(in.C0), case_deadline);
     }
+    // A variant that needs a GPU is not even built where the lab has no CUDA
+    // (step09's GPU semirings): where the grader has no program of its own for
+    // the GPU either, that too is the machine's lack, not the submission's.
+    if (out.answered && out.reply.status == lab::wire::kNoVariant && !o.needs.empty() &&
+        o.reference_runner.empty()) {
+      out.reply.status = lab::wire::kNoDevice;
+      out.msg = "not built here (this build has no CUDA): " + out.msg;
+    }
     if (out.answered && out.reply.status == lab::wire::kNoDevice) {
       std::string doubt = o.needs.empty() ? "this variant needs nothing a machine could lack" : "";
       if (doubt.empty() && !o.reference_runner.empty()) {

@@ -14,6 +14,7 @@ FAKE_MODE:
   stale:SECONDS     the same, but C as one call makes it, however many calls
                     (a kernel that remembers its first answer)
   no_device:WHY     answers kNoDevice with WHY (a machine without the GPU)
+  no_variant:WHY    answers kNoVariant with WHY (a build without the variant)
   done              computes nothing and answers kDone (the reference's "gpu")
 FAKE_LOG, when set: each request's repeat and Params are appended there.
 """
@@ -25,7 +26,7 @@ import time
 REQUEST = struct.Struct("<Q7q2dq3qqq8q")  # magic, m n k kb lda ldb ldc, alpha beta, repeat, tile, mem, gpus, ids
 REPLY = struct.Struct("<Qqq")
 REQUEST_MAGIC, REPLY_MAGIC = 0x324B43454843424C, 0x3159524C5045524C
-DONE, NO_DEVICE = 0, 5
+DONE, NO_VARIANT, NO_DEVICE = 0, 4, 5
 
 
 def read(n):
@@ -60,6 +61,8 @@ def main():
     status, msg = DONE, b""
     if mode == "no_device":
         status, msg = NO_DEVICE, arg.encode()
+    elif mode == "no_variant":
+        status, msg = NO_VARIANT, arg.encode()
     elif mode in ("product", "stale"):
         time.sleep(float(start or 0))
         scale = 2.0 ** (max(repeat, 1) - 1) if mode == "product" else 1.0  # B * 2^(repeat - 1) in the last call

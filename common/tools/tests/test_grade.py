@@ -78,6 +78,37 @@ class Grade(unittest.TestCase):
         merged = json.loads((self.tmp / "m.json").read_text())
         self.assertEqual(merged["score"], 27.5)
 
+    def test_merge_takes_a_step_graded_twice_where_more_of_its_tests_ran(self):
+        # step09 on a CPU host: its GPU semirings skipped; on the GPU host they ran too
+        cpu, _ = self.score(FIX / "partial.xml")
+        gpu = json.loads(json.dumps(cpu))
+        tests = [t for t in gpu["tests"] if t["name"].startswith("step08")]
+        self.assertTrue(tests and all(t["status"] != "skipped" for t in tests), gpu["tests"])
+        gpu["tests"].append(dict(tests[0], name=tests[0]["name"] + ".gpu", score=3.0, max_score=3.0, status="passed"))
+        for row in gpu["extra_data"]["lab_steps"]:
+            if row["step"] == "step08":
+                row.update(score=12.0)
+        a, b = self.tmp / "a.json", self.tmp / "b.json"
+        a.write_text(json.dumps(cpu))
+        b.write_text(json.dumps(gpu))
+        for order in ((a, b), (b, a)):
+            run("merge", *order, "--json", self.tmp / "m.json")
+            merged = json.loads((self.tmp / "m.json").read_text())
+            step08 = next(r for r in merged["extra_data"]["lab_steps"] if r["step"] == "step08")
+            self.assertEqual(step08["score"], 12.0, order)
+        # as many ran in both: the first report counts
+        same = json.loads(json.dumps(cpu))
+        for row in same["extra_data"]["lab_steps"]:
+            if row["step"] == "step08":
+                row.update(score=12.0)
+        c = self.tmp / "c.json"
+        c.write_text(json.dumps(same))
+        for order, want in (((a, c), 7.5), ((c, a), 12.0)):
+            run("merge", *order, "--json", self.tmp / "m.json")
+            merged = json.loads((self.tmp / "m.json").read_text())
+            step08 = next(r for r in merged["extra_data"]["lab_steps"] if r["step"] == "step08")
+            self.assertEqual(step08["score"], want, order)
+
     def test_points_file_is_toml_and_checked(self):
         bad = self.tmp / "bad.toml"
         bad.write_text("[points]\nstep01 = 'many'\n")

@@ -97,6 +97,18 @@ class Checker(unittest.TestCase):
         self.assertIn("it says it cannot run here (no FP64 tensor cores), but the grader's own program",
                       cases[0]["why"])
 
+    def test_a_gpu_variant_not_built_is_the_machines_lack_only_where_the_grader_has_no_gpu_program(self):
+        # no reference program (no CUDA or no GPU on the grading host): skipped with its reason
+        cases = self.check("no_variant:no student variant 'simt' in step06", None, ["--needs", "gpu"])
+        self.assertEqual(len(cases), 1)
+        self.assertTrue(cases[0].get("skipped"), cases)
+        self.assertEqual(cases[0]["why"], "not built here (this build has no CUDA): no student variant 'simt' in step06")
+        # a variant that needs nothing, or a grader that can run the GPU: every case fails
+        for extra, reference in (([], None), (["--needs", "gpu"], "done")):
+            cases = self.check("no_variant:no student variant 'simt' in step06", reference, extra)
+            self.assertGreater(len(cases), 10)
+            self.assertFalse(any(c["passed"] or c.get("skipped") for c in cases), (extra, reference))
+
     def test_params_reach_the_program(self):
         self.check("product:0", None, ["--param", "mem=40960", "--param", "gpus=0,0", "--param", "tile=16,16"])
         lines = (self.tmp / "log").read_text().splitlines()
