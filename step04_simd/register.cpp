@@ -54,15 +54,16 @@ std::string describe(Isa isa, const Params& params) {
 }
 
 // The banner's plan line: how the threads share the loops at this size
-// ("ways jc 2 x ic 8 x jr 4 (64 threads), mc 512, nc 2058, kc 216").
+// ("ways jc 2 x ic 8 x jr 4 (64 threads), mc 512, nc 2058, kc 216", or
+// "dealt 133 blocks of mc 592 x nc 224 (16 threads), kc 216").
 std::string ways_line(Isa isa, const Params& params, int64_t m, int64_t n, int64_t k) {
   const lab::step04::MicroKernel uk = lab::step04::microkernel(isa);
   const int available = params.threads > 0 ? params.threads : omp_get_max_threads();
   const bool small = params.tile.empty() && double(m) * double(n) * double(k) <= 160.0 * 160 * 160 &&
                      lab::step04::threads_for(m, n, k, available) == 1;
   if (small) return "small product: one thread, no packing";
-  return lab::step04::describe(
-      lab::step04::layout_for_call(available, m, n, k, uk.mr, uk.nr, blocks(isa, &params)));
+  return lab::step04::describe_for(
+      lab::step04::layout_for_call(available, m, n, k, uk.mr, uk.nr, blocks(isa, &params)), m, n);
 }
 
 // --tile mc,nc,kc (the first ones given replace step04's blocks for the kernel).

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <thread>
 
@@ -94,8 +95,8 @@ std::pair<int64_t, int64_t> lab::step04::share(int64_t count, int64_t part, int6
   return {count * part / parts, count * (part + 1) / parts};
 }
 
-lab::step04::Layout lab::step04::layout_for(int threads, int64_t m, int64_t n, int64_t k, int mr, int nr,
-                                            Blocking blk, int64_t l3_bytes) {
+lab::step04::Layout lab::step04::ways_layout_for(int threads, int64_t m, int64_t n, int64_t k, int mr, int nr,
+                                                 Blocking blk, int64_t l3_bytes) {
   threads = std::max(threads, 1);
   const int64_t kc = balanced(k, blk.kc, 1);
   Layout best{};
@@ -121,12 +122,58 @@ lab::step04::Layout lab::step04::layout_for(int threads, int64_t m, int64_t n, i
   return best;
 }
 
+std::optional<lab::step04::Layout> lab::step04::dealt_layout_for(int threads, int64_t m, int64_t n, int64_t k,
+                                                                 int mr, int nr, Blocking blk, int64_t l3_bytes) {
+  if (threads < kDealtMinThreads) return std::nullopt;
+  const int64_t kc = balanced(k, blk.kc, 1);
+  const int64_t mc_cap = round_up(blk.mc, mr);
+  // Each thread's B panel of its own in its share of half of L3, as a jc way's.
+  const int64_t nc_cap = std::min(round_up(blk.nc, nr), l3_bytes / 2 / threads / int64_t(sizeof(double)) / kc / nr * nr);
+  for (int64_t per_thread : {kDealtPerThread, kDealtPerThread / 2}) {
+    const int64_t want = per_thread * threads;
+    // Full mc rows (the A block in L2), and as many columns as make `want` blocks...
+    int64_t mc = balanced(m, mc_cap, mr);
+    int64_t nc = balanced(n, round_up(ceil_div(n, ceil_div(want, ceil_div(m, mc))), nr), nr);
+    if (4 * nc < mc) {
+      // ...unless that makes them thin: then square ones (B packed once per mc
+      // rows, A once per nc columns: for the same area, square packs least).
+      const int64_t side = int64_t(std::sqrt(double(m) * double(n) / double(want)));
+      mc = balanced(m, round_up(std::max<int64_t>(side, 1), mr), mr);
+      nc = balanced(n, round_up(std::max<int64_t>(side, 1), nr), nr);
+    }
+    nc = std::min(nc, nc_cap);
+    if (mc >= kDealtMinSide && nc >= kDealtMinSide && ceil_div(m, mc) * ceil_div(n, nc) >= want * 3 / 4) {
+      Layout l{{threads, 1, 1}, mc, nc, kc};
+      l.dealt = true;
+      return l;
+    }
+  }
+  return std::nullopt;
+}
+
+lab::step04::Layout lab::step04::layout_for(int threads, int64_t m, int64_t n, int64_t k, int mr, int nr,
+                                            Blocking blk, int64_t l3_bytes) {
+  if (auto dealt = dealt_layout_for(threads, m, n, k, mr, nr, blk, l3_bytes)) return *dealt;
+  return ways_layout_for(threads, m, n, k, mr, nr, blk, l3_bytes);
+}
+
 namespace {
 
 // jc, ic, jr in 16 bits each; 0: none forced.
 std::atomic<uint64_t> forced_ways{0};
+// force_dealt: the threads (0: none forced) and the blocks.
+std::atomic<int> forced_dealt_threads{0};
+std::atomic<int64_t> forced_dealt_mc{0}, forced_dealt_nc{0};
 
 }  // namespace
+
+void lab::step04::force_dealt(std::optional<DealtBlocks> blocks) {
+  forced_dealt_threads.store(0);
+  if (!blocks) return;
+  forced_dealt_mc.store(std::max<int64_t>(blocks->mc, 1));
+  forced_dealt_nc.store(std::max<int64_t>(blocks->nc, 1));
+  forced_dealt_threads.store(std::max(blocks->threads, 1));
+}
 
 void lab::step04::force_ways(std::optional<Ways> ways) {
   forced_ways.store(ways ? uint64_t(ways->jc) | uint64_t(ways->ic) << 16 | uint64_t(ways->jr) << 32 : 0);
@@ -134,6 +181,15 @@ void lab::step04::force_ways(std::optional<Ways> ways) {
 
 lab::step04::Layout lab::step04::layout_for_call(int available, int64_t m, int64_t n, int64_t k, int mr,
                                                  int nr, Blocking blk) {
+  const int dealt_threads = forced_dealt_threads.load();
+  if (dealt_threads != 0 && available > 1) {
+    Layout l{{dealt_threads, 1, 1},
+             balanced(m, round_up(forced_dealt_mc.load(), mr), mr),
+             balanced(n, round_up(forced_dealt_nc.load(), nr), nr),
+             balanced(k, blk.kc, 1)};
+    l.dealt = true;
+    return l;
+  }
   const uint64_t forced = forced_ways.load();
   if (forced != 0 && available > 1) {
     const Ways w{int(forced & 0xffff), int(forced >> 16 & 0xffff), int(forced >> 32 & 0xffff)};
@@ -144,8 +200,19 @@ lab::step04::Layout lab::step04::layout_for_call(int available, int64_t m, int64
   return layout_for(threads_for(m, n, k, available), m, n, k, mr, nr, blk, lab::cache_info().l3);
 }
 
-std::string lab::step04::describe(const Layout& l) {
+std::string lab::step04::describe(const Layout& l) { return describe_for(l, -1, -1); }
+
+std::string lab::step04::describe_for(const Layout& l, int64_t m, int64_t n) {
   char text[160];
+  if (l.dealt) {
+    char count[40] = "";
+    if (m >= 0 && n >= 0)
+      std::snprintf(count, sizeof count, "%lld ", static_cast<long long>(ceil_div(m, l.mc) * ceil_div(n, l.nc)));
+    std::snprintf(text, sizeof text, "dealt %sblocks of mc %lld x nc %lld (%d thread%s), kc %lld", count,
+                  static_cast<long long>(l.mc), static_cast<long long>(l.nc), l.ways.threads(),
+                  l.ways.threads() == 1 ? "" : "s", static_cast<long long>(l.kc));
+    return text;
+  }
   std::snprintf(text, sizeof text, "ways jc %d x ic %d x jr %d (%d thread%s), mc %lld, nc %lld, kc %lld",
                 l.ways.jc, l.ways.ic, l.ways.jr, l.ways.threads(), l.ways.threads() == 1 ? "" : "s",
                 static_cast<long long>(l.mc), static_cast<long long>(l.nc), static_cast<long long>(l.kc));
@@ -181,25 +248,49 @@ namespace {
 
 std::atomic<bool> counting_waits{false};
 struct alignas(64) WaitTotal {
-  double seconds = 0;
+  lab::step04::ThreadWaits waits;
+  double finished = -1;  // when its share of the current call ended (seconds on the steady clock)
 };
 // Each slot is written by its own thread only, and read between calls.
 WaitTotal wait_totals[lab::step04::kCountedThreads];
 
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Nanoseconds a waiting thread spins before it sleeps; < 0: the built-in
+// choice (1000 pauses).
+std::atomic<int64_t> spin_ns{-1};
+
 }  // namespace
 
 void lab::step04::count_waits(bool on) {
-  for (auto& w : wait_totals) w.seconds = 0;
+  for (auto& w : wait_totals) w = WaitTotal{};
   counting_waits.store(on, std::memory_order_relaxed);
 }
 
-std::vector<double> lab::step04::take_wait_seconds(int threads) {
-  std::vector<double> out;
-  for (int t = 0; t < std::min(threads, kCountedThreads); ++t) {
-    out.push_back(wait_totals[t].seconds);
-    wait_totals[t].seconds = 0;
+void lab::step04::note_finish() {
+  if (!counting_waits.load(std::memory_order_relaxed)) return;
+  const int t = omp_get_thread_num();
+  if (t < kCountedThreads) wait_totals[t].finished = now_seconds();
+}
+
+std::vector<lab::step04::ThreadWaits> lab::step04::take_waits(int threads) {
+  std::vector<ThreadWaits> out;
+  const int count = std::min(threads, kCountedThreads);
+  double last = -1;
+  for (int t = 0; t < count; ++t) last = std::max(last, wait_totals[t].finished);
+  for (int t = 0; t < count; ++t) {
+    ThreadWaits w = wait_totals[t].waits;
+    if (wait_totals[t].finished >= 0) w.end_seconds += last - wait_totals[t].finished;
+    out.push_back(w);
+    wait_totals[t] = WaitTotal{};
   }
   return out;
+}
+
+void lab::step04::set_barrier_spin(std::optional<double> microseconds) {
+  spin_ns.store(microseconds ? int64_t(std::max(0.0, *microseconds) * 1e3) : -1);
 }
 
 void lab::step04::Barrier::wait() {
@@ -208,14 +299,16 @@ void lab::step04::Barrier::wait() {
     arrive_and_wait();
     return;
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  arrive_and_wait();
+  const double t0 = now_seconds();
+  const bool slept = arrive_and_wait();
   const int t = omp_get_thread_num();
-  if (t < kCountedThreads)
-    wait_totals[t].seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (t < kCountedThreads) {
+    wait_totals[t].waits.barrier_seconds += now_seconds() - t0;
+    wait_totals[t].waits.sleeps += slept;
+  }
 }
 
-void lab::step04::Barrier::arrive_and_wait() {
+bool lab::step04::Barrier::arrive_and_wait() {
   // The generation is read before arriving: it cannot move on until this
   // thread has arrived. The last to arrive resets the count, then opens the
   // barrier (what everyone wrote before arriving is seen after it), and wakes
@@ -225,14 +318,19 @@ void lab::step04::Barrier::arrive_and_wait() {
     arrived_.store(0, std::memory_order_relaxed);
     generation_.store(generation + 1, std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_seq_cst) > 0) wake_all(&generation_);
-    return;
+    return false;
   }
   // Spin a little: on a quiet machine the others come within microseconds.
-  for (int spins = 0; spins < 1000; ++spins) {
-    if (generation_.load(std::memory_order_acquire) != generation) return;
+  const int64_t budget = spin_ns.load(std::memory_order_relaxed);
+  const auto start = std::chrono::steady_clock::now();
+  for (int spins = 0;; ++spins) {
+    if (generation_.load(std::memory_order_acquire) != generation) return false;
 #if defined(__x86_64__) || defined(_M_X64)
     _mm_pause();
 #endif
+    if (budget < 0 ? spins >= 1000
+                   : spins % 32 == 31 && std::chrono::steady_clock::now() - start >= std::chrono::nanoseconds(budget))
+      break;
   }
   // Then sleep. A thread that yielded instead would wait behind whatever else
   // runs on its core (a compiler, a whole time slice); a woken one runs soon.
@@ -242,11 +340,21 @@ void lab::step04::Barrier::arrive_and_wait() {
   while (generation_.load(std::memory_order_seq_cst) == generation) sleep_while(&generation_, generation);
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_acquire);
+  return true;
 }
 
 lab::step04::Team::Team(const Layout& layout, int mr, int nr, int64_t m, int64_t n)
     : layout_(layout), mr_(mr), nr_(nr), m_(m), n_(n) {
   const Ways w = layout.ways;
+  if (layout.dealt) {
+    // Every thread alone on its blocks, with panels of its own: one barrier of
+    // one thread (its waits return at once) serves them all.
+    groups_ = blocks_ = &alone_;
+    const int t = w.threads();
+    const PackBuffers buffers = pack_buffers(layout.kc * layout.nc, t, layout.mc * layout.kc, t);
+    b_ = buffers.b, a_ = buffers.a, b_stride_ = buffers.b_stride, a_stride_ = buffers.a_stride;
+    return;
+  }
   if (w.threads() == 1) {
     groups_ = blocks_ = &alone_;
   } else {
@@ -263,6 +371,7 @@ lab::step04::Team::Team(const Layout& layout, int mr, int nr, int64_t m, int64_t
 // way t % jr: neighbouring threads (often neighbouring cores) share an A
 // block, then a B panel.
 lab::step04::Seat lab::step04::place(const Layout& layout, int mr, int nr, int64_t m, int64_t n, int t) {
+  if (layout.dealt) return {{0, 0}, {0, 0}, 0, 1, 0, 1, nullptr, nullptr, nullptr, nullptr};
   const Ways w = layout.ways;
   const int group = t / (w.ic * w.jr), in_group = t % (w.ic * w.jr);
   const int way = in_group / w.jr, in_block = in_group % w.jr;
@@ -280,8 +389,31 @@ lab::step04::Seat lab::step04::place(const Layout& layout, int mr, int nr, int64
           nullptr};
 }
 
+std::optional<std::pair<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>>> lab::step04::dealt_block(
+    const Layout& layout, int64_t m, int64_t n, int64_t block) {
+  const int64_t row_blocks = ceil_div(m, layout.mc), col_blocks = ceil_div(n, layout.nc);
+  if (block < 0 || block >= row_blocks * col_blocks) return std::nullopt;
+  const int64_t r = block % row_blocks, c = block / row_blocks;
+  return std::pair{std::pair{r * layout.mc, std::min(m, (r + 1) * layout.mc)},
+                   std::pair{c * layout.nc, std::min(n, (c + 1) * layout.nc)}};
+}
+
+bool lab::step04::Team::deal(Seat& s) const {
+  const auto block = dealt_block(layout_, m_, n_, next_block_.fetch_add(1, std::memory_order_relaxed));
+  if (!block) return false;
+  s.rows = block->first;
+  s.cols = block->second;
+  return true;
+}
+
 lab::step04::Seat lab::step04::Team::seat(int t) const {
   Seat s = place(layout_, mr_, nr_, m_, n_, t);
+  if (layout_.dealt) {
+    s.group = s.block = &alone_;
+    s.b = b_ + t * b_stride_;
+    s.a = a_ + t * a_stride_;
+    return s;
+  }
   const Ways w = layout_.ways;
   const int group = t / (w.ic * w.jr), block = group * w.ic + t % (w.ic * w.jr) / w.jr;
   s.group = &groups_[group];

@@ -3,15 +3,20 @@
 // and a curious student's tool; the step's own runs take layout_for's choice).
 //
 //   step04_ways_sweep --n 4096 --ways 4x1x1,1x4x1,2x2x1 [--reps 3]
+//   step04_ways_sweep --n 4096 --threads 16 --dealt 592x266,296x266
 //
-// For each jc x ic x jr it forces those ways (force_ways), multiplies two n x n
+// For each jc x ic x jr it forces those ways (force_ways), and for each
+// --dealt MCxNC dealt blocks of that size (force_dealt), multiplies two n x n
 // random matrices once to warm up, then --reps times, and prints the layout
 // (ways and blocks) with the best and the median GFLOP/s. All in one process,
 // one after the other, so the figures compare as ratios; the product of each
 // is checked against the first ways' C bit for bit (the loops give the same
 // bits whatever the ways). --waits adds how much of the median call the
 // threads spent waiting for each other at the barriers (mean and busiest
-// waiter): time lost to uneven shares or to sharing a panel, not to the kernel.
+// waiter), how many of those waits slept, and how long the threads that
+// finished first waited for the last one at the end of the call: time lost
+// to uneven shares, to a slowed core or to waking up, not to the kernel.
+// --spin US sets how long a waiting thread spins before it sleeps.
 #include <omp.h>
 
 #include <algorithm>
@@ -39,7 +44,17 @@ struct Args {
   int64_t n = 2048;
   int reps = 3;
   bool waits = false;
+  std::optional<double> spin_us;
   std::vector<Ways> ways;
+  int threads = 0;  // for --dealt; 0: OpenMP's count
+  std::vector<std::pair<int64_t, int64_t>> dealt;
+};
+
+// A layout to force: ways, or dealt blocks.
+struct Forced {
+  Ways ways;
+  std::optional<lab::step04::DealtBlocks> dealt;
+  int threads() const { return dealt ? dealt->threads : ways.threads(); }
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -57,24 +72,37 @@ long long whole(const char* opt, const std::string& v, long long lo, long long h
   return x;
 }
 
-// "4x1x1,1x4x1": each entry jc x ic x jr, each at least 1, at most 1024 threads in all.
-std::vector<Ways> parse_ways(const std::string& list) {
-  std::vector<Ways> out;
+// "4x1x1,1x4x1" (parts 3: jc x ic x jr) or "592x266,296x266" (parts 2: mc x
+// nc): each entry `parts` whole numbers in [1, hi] joined by x.
+std::vector<std::vector<int64_t>> parse_list(const char* opt, const std::string& list, int parts, long long hi,
+                                             const char* example) {
+  std::vector<std::vector<int64_t>> out;
   size_t at = 0;
   while (at <= list.size()) {
     const size_t end = std::min(list.find(',', at), list.size());
     const std::string item = list.substr(at, end - at);
-    int w[3] = {0, 0, 0};
+    std::vector<int64_t> w;
     size_t from = 0;
-    for (int i = 0; i < 3; ++i) {
-      const size_t x = i < 2 ? item.find('x', from) : item.size();
-      if (x == std::string::npos) usage_error("--ways: '" + item + "' is not jc x ic x jr, e.g. 2x4x1");
-      w[i] = int(whole("--ways", item.substr(from, x - from), 1, 1024));
+    for (int i = 0; i < parts; ++i) {
+      const size_t x = i < parts - 1 ? item.find('x', from) : item.size();
+      if (x == std::string::npos) usage_error(std::string(opt) + ": '" + item + "' is not " + example);
+      w.push_back(whole(opt, item.substr(from, x - from), 1, hi));
       from = x + 1;
     }
-    if (w[0] * w[1] * w[2] > 1024) usage_error("--ways: '" + item + "' makes more than 1024 threads");
-    out.push_back({w[0], w[1], w[2]});
+    out.push_back(w);
     at = end + 1;
+  }
+  return out;
+}
+
+// "4x1x1,1x4x1": each entry jc x ic x jr, each at least 1, at most 1024 threads in all.
+std::vector<Ways> parse_ways(const std::string& list) {
+  std::vector<Ways> out;
+  for (const auto& w : parse_list("--ways", list, 3, 1024, "jc x ic x jr, e.g. 2x4x1")) {
+    if (w[0] * w[1] * w[2] > 1024)
+      usage_error("--ways: '" + std::to_string(w[0]) + "x" + std::to_string(w[1]) + "x" + std::to_string(w[2]) +
+                  "' makes more than 1024 threads");
+    out.push_back({int(w[0]), int(w[1]), int(w[2])});
   }
   return out;
 }
@@ -85,12 +113,19 @@ Args parse(int argc, char** argv) {
     const std::string opt = argv[i];
     if (opt == "-h" || opt == "--help") {
       std::printf(
-          "usage: step04_ways_sweep --ways JCxICxJR[,JCxICxJR...] [--n N] [--reps R] [--waits]\n"
+          "usage: step04_ways_sweep [--ways JCxICxJR[,...]] [--dealt MCxNC[,...] [--threads T]] [--n N]\n"
+          "                         [--reps R] [--waits] [--spin US]\n"
           "  --ways LIST   the ways to force, one after the other (threads = jc * ic * jr)\n"
+          "  --dealt LIST  then dealt blocks of mc x nc (ways.hpp), one size after the other\n"
+          "  --threads T   the threads of the dealt runs (default: OpenMP's count, 1..1024)\n"
           "  --n N         the size of the square product (default 2048, 1..32768)\n"
           "  --reps R      timed calls per ways after one warm-up (default 3, 1..100)\n"
           "  --waits       also the share of the median call the threads spent at barriers\n"
-          "                (mean over the threads, and the most any one waited)\n");
+          "                (mean over the threads, and the most any one waited), the barrier\n"
+          "                waits that slept per thread, and the mean wait for the last thread\n"
+          "                at the end of the call\n"
+          "  --spin US     microseconds a thread at a barrier spins before it sleeps\n"
+          "                (0..100000; default: the built-in choice)\n");
       std::exit(0);
     }
     if (opt == "--waits") {
@@ -105,10 +140,16 @@ Args parse(int argc, char** argv) {
       a.reps = int(whole("--reps", v, 1, 100));
     else if (opt == "--ways")
       a.ways = parse_ways(v);
+    else if (opt == "--dealt")
+      for (const auto& d : parse_list("--dealt", v, 2, 1 << 20, "mc x nc, e.g. 592x266")) a.dealt.push_back({d[0], d[1]});
+    else if (opt == "--threads")
+      a.threads = int(whole("--threads", v, 1, 1024));
+    else if (opt == "--spin")
+      a.spin_us = double(whole("--spin", v, 0, 100000));
     else
       usage_error("unknown option '" + opt + "'");
   }
-  if (a.ways.empty()) usage_error("--ways is required (e.g. --ways 4x1x1,1x4x1)");
+  if (a.ways.empty() && a.dealt.empty()) usage_error("--ways or --dealt is required (e.g. --ways 4x1x1,1x4x1)");
   return a;
 }
 
@@ -122,42 +163,57 @@ int run(const Args& a) {
   std::printf("step04_ways_sweep: n = %lld, %d timed call(s) each, %s %dx%d kernel, %d OpenMP threads at most\n",
               (long long)n, a.reps, lab::step04::isa_name(lab::step04::best_isa()), mk.mr, mk.nr,
               omp_get_max_threads());
+  if (a.spin_us) std::printf("barrier spin: %.0f us before sleeping\n", *a.spin_us);
   std::printf("%-62s %8s %8s  %s%s\n", "layout", "best", "median", "GFLOP/s; same bits as the first",
-              a.waits ? "; waits mean / max % of the median call" : "");
+              a.waits ? "; barrier waits mean / max % of the median call, sleeps per thread; end wait mean %" : "");
   if (a.waits) lab::step04::count_waits(true);
+  lab::step04::set_barrier_spin(a.spin_us);
+  std::vector<Forced> runs;
+  for (const Ways& w : a.ways) runs.push_back({w, std::nullopt});
+  const int dealt_threads = a.threads > 0 ? a.threads : omp_get_max_threads();
+  for (const auto& [mc, nc] : a.dealt) runs.push_back({{dealt_threads, 1, 1}, lab::step04::DealtBlocks{dealt_threads, mc, nc}});
   bool all_same = true;
-  for (size_t w = 0; w < a.ways.size(); ++w) {
-    const Ways ways = a.ways[w];
-    lab::step04::force_ways(ways);
-    omp_set_num_threads(ways.threads());
+  for (size_t w = 0; w < runs.size(); ++w) {
+    const Forced forced = runs[w];
+    lab::step04::force_ways(forced.ways);
+    lab::step04::force_dealt(forced.dealt);
+    omp_set_num_threads(forced.threads());
     struct Call {
-      double seconds, wait_mean, wait_max;  // (waits as shares of the call)
+      double seconds, wait_mean, wait_max, end_mean;  // (waits as shares of the call)
+      double sleeps;                                  // per thread
     };
     std::vector<Call> calls;
     for (int r = 0; r <= a.reps; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       lab::step04::dgemm(1.0, A.cview(), B.cview(), 0.0, C.view());
       const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const std::vector<double> w = lab::step04::take_wait_seconds(ways.threads());
-      double sum = 0, most = 0;
-      for (double x : w) sum += x, most = std::max(most, x);
-      const double mean = w.empty() ? 0 : sum / double(w.size());
-      if (r > 0) calls.push_back({dt, mean / dt, most / dt});  // the first call warms up
+      const std::vector<lab::step04::ThreadWaits> w = lab::step04::take_waits(forced.threads());
+      double sum = 0, most = 0, end = 0, sleeps = 0;
+      for (const auto& x : w) {
+        sum += x.barrier_seconds, most = std::max(most, x.barrier_seconds);
+        end += x.end_seconds, sleeps += double(x.sleeps);
+      }
+      const double count = std::max<double>(double(w.size()), 1);
+      if (r > 0) calls.push_back({dt, sum / count / dt, most / dt, end / count / dt, sleeps / count});  // the first call warms up
     }
     std::sort(calls.begin(), calls.end(), [](const Call& x, const Call& y) { return x.seconds < y.seconds; });
     const Call& median = calls[calls.size() / 2];
     if (w == 0) std::memcpy(first.data(), C.data(), sizeof(double) * size_t(n) * size_t(n));
     const bool same = std::memcmp(first.data(), C.data(), sizeof(double) * size_t(n) * size_t(n)) == 0;
     all_same = all_same && same;
-    const auto layout = lab::step04::layout_for_call(ways.threads(), n, n, n, mk.mr, mk.nr, blk);
-    char waited[64] = "";
-    if (a.waits) std::snprintf(waited, sizeof waited, "   %5.1f / %5.1f", 100 * median.wait_mean, 100 * median.wait_max);
-    std::printf("%-62s %8.1f %8.1f  %s%s\n", lab::step04::describe(layout).c_str(),
+    const auto layout = lab::step04::layout_for_call(forced.threads(), n, n, n, mk.mr, mk.nr, blk);
+    char waited[96] = "";
+    if (a.waits)
+      std::snprintf(waited, sizeof waited, "   %5.1f / %5.1f  %7.1f  %5.1f", 100 * median.wait_mean,
+                    100 * median.wait_max, median.sleeps, 100 * median.end_mean);
+    std::printf("%-62s %8.1f %8.1f  %s%s\n", lab::step04::describe_for(layout, n, n).c_str(),
                 lab::gflops(n, n, n, calls.front().seconds), lab::gflops(n, n, n, median.seconds), same ? "yes" : "NO ",
                 waited);
   }
   lab::step04::force_ways(std::nullopt);
+  lab::step04::force_dealt(std::nullopt);
   lab::step04::count_waits(false);
+  lab::step04::set_barrier_spin(std::nullopt);
   if (!all_same) {
     std::fprintf(stderr, "step04_ways_sweep: error: some ways gave other bits than the first\n");
     return 1;

@@ -80,7 +80,8 @@ void add_cpu(std::optional<Isa> isa) {
   v.plan = [which](const lab::Params& p, int64_t m, int64_t n, int64_t k) {
     const s9::MicroKernel uk = s9::microkernel<S>(which());
     const int available = p.threads > 0 ? p.threads : omp_get_max_threads();
-    return lab::step04::describe(lab::step04::layout_for_call(available, m, n, k, uk.mr, uk.nr, blocks(which(), &p)));
+    return lab::step04::describe_for(
+        lab::step04::layout_for_call(available, m, n, k, uk.mr, uk.nr, blocks(which(), &p)), m, n);
   };
   v.tiles = {{"mc", "nc", "kc"}, 3, [which](const lab::Params& p) {
                const lab::step04::Blocking b = blocks(which(), &p);

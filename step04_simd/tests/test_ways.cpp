@@ -1,9 +1,11 @@
 // step04 tests of the ways (ways.hpp, given code) and of the five loops with
-// them: every thread count from 1 to 128 is factored into jc x ic x jr ways,
-// the seats cover every tile of C exactly once, the blocks keep their cache
-// sizes on a big node, and the loops give the same bits for any ways.
+// them: every thread count from 1 to 128 gets dealt blocks or jc x ic x jr
+// ways, the seats (or the blocks) cover every tile of C exactly once, the
+// blocks keep their cache sizes on a big node, and the loops give the same
+// bits for any ways and any dealt blocks.
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <string>
@@ -79,6 +81,9 @@ TEST(Step04Ways, EveryThreadCountCoversEveryTileOnce) {
                      std::to_string(k) + ", " + std::to_string(threads) + " threads");
         const Layout l = lab::step04::layout_for(threads, m, n, k, uk.mr, uk.nr, blk, mach.caches.l3);
         const Ways w = l.ways;
+        if (l.dealt) {
+          ASSERT_EQ(w.ic * w.jr, 1) << lab::step04::describe(l);
+        }
         ASSERT_GE(w.jc, 1);
         ASSERT_GE(w.ic, 1);
         ASSERT_GE(w.jr, 1);
@@ -91,7 +96,23 @@ TEST(Step04Ways, EveryThreadCountCoversEveryTileOnce) {
         ASSERT_TRUE(l.nc == uk.nr || w.jc * l.kc * l.nc * 8 <= mach.caches.l3 / 2)
             << lab::step04::describe(l);
         std::fill(seen.begin(), seen.end(), 0);
-        for (int t = 0; t < threads; ++t) {
+        if (l.dealt) {
+          // Every block, as five_loops runs it on a seat of one thread.
+          ASSERT_GE(threads, 2);
+          ASSERT_GE(std::min(l.mc, l.nc), lab::step04::kDealtMinSide) << lab::step04::describe(l);
+          int64_t b = 0;
+          for (; auto blk_rc = lab::step04::dealt_block(l, m, n, b); ++b) {
+            const auto [rows, cols] = *blk_rc;
+            ASSERT_EQ(rows.first % uk.mr, 0);
+            ASSERT_EQ(cols.first % uk.nr, 0);
+            ASSERT_LE(rows.second - rows.first, l.mc);
+            ASSERT_LE(cols.second - cols.first, l.nc);
+            for (int64_t j = cols.first; j < cols.second; j += uk.nr)
+              for (int64_t i = rows.first; i < rows.second; i += uk.mr) ++seen[size_t(i / uk.mr + j / uk.nr * rp)];
+          }
+          ASSERT_GE(b, 3 * threads) << "too few blocks to deal: " << lab::step04::describe_for(l, m, n);
+        }
+        for (int t = 0; t < threads && !l.dealt; ++t) {
           const lab::step04::Seat s = lab::step04::place(l, uk.mr, uk.nr, m, n, t);
           ASSERT_EQ(s.group_size, w.ic * w.jr);
           ASSERT_EQ(s.block_size, w.jr);
@@ -119,7 +140,8 @@ TEST(Step04Ways, EveryThreadCountCoversEveryTileOnce) {
 // (64 at n = 4096 on 64 threads): each thread would read the whole B panel
 // from L3 for so few rows. The chosen ways keep every thread's A block at
 // least half its cache size where the rows allow it (n >= 4096 up to 64
-// threads), and far above m / threads everywhere.
+// threads), and far above m / threads everywhere. (Dealt blocks have no
+// shared panel; their test is below.)
 TEST(Step04Ways, BigNodeKeepsMcAtItsCacheSize) {
   const Machine& xeon = kMachines[0];
   const lab::step04::MicroKernel uk = lab::step04::microkernel(xeon.isa);
@@ -127,7 +149,7 @@ TEST(Step04Ways, BigNodeKeepsMcAtItsCacheSize) {
   const Blocking blk = lab::step04::blocking_for(xeon.isa, xeon.caches);
   for (int64_t n : {2048, 4096, 8192}) {
     for (int threads : {16, 32, 64, 128}) {
-      const Layout l = lab::step04::layout_for(threads, n, n, n, uk.mr, uk.nr, blk, xeon.caches.l3);
+      const Layout l = lab::step04::ways_layout_for(threads, n, n, n, uk.mr, uk.nr, blk, xeon.caches.l3);
       EXPECT_GE(l.mc, std::min<int64_t>(blk.mc / 2, 4 * n / threads))
           << "n " << n << ", " << lab::step04::describe(l);
       if (n >= 4096 && threads <= 64) {
@@ -145,11 +167,51 @@ TEST(Step04Ways, TheHandoutsNode) {
   const lab::step04::MicroKernel uk = lab::step04::microkernel(xeon.isa);
   if (uk.fn == nullptr) GTEST_SKIP() << "not an x86 build";
   const Ways want{16, 4, 1};  // handout: n = 4096, 64 threads
-  const Layout l = lab::step04::layout_for(64, 4096, 4096, 4096, uk.mr, uk.nr,
-                                           lab::step04::blocking_for(xeon.isa, xeon.caches), xeon.caches.l3);
+  const Layout l = lab::step04::ways_layout_for(64, 4096, 4096, 4096, uk.mr, uk.nr,
+                                                lab::step04::blocking_for(xeon.isa, xeon.caches), xeon.caches.l3);
   EXPECT_EQ(l.ways.jc, want.jc) << lab::step04::describe(l);
   EXPECT_EQ(l.ways.ic, want.ic) << lab::step04::describe(l);
   EXPECT_EQ(l.ways.jr, want.jr) << lab::step04::describe(l);
+}
+
+// Dealt blocks on the 64-core node: from 8 to 128 threads at n = 2048 to 8192,
+// every thread gets blocks to take (at least 3 a thread, about 8 where they
+// stay at least kDealtMinSide on a side), a block keeps mc at its L2 size
+// where the product allows 8 a thread with columns at least mc / 4, and the
+// products too small to deal get ways: one thread, 128 threads at n = 2048,
+// a product of 100 rows, and fewer than kDealtMinThreads threads.
+TEST(Step04Ways, DealtBlocksOnABigNode) {
+  const Machine& xeon = kMachines[0];
+  const lab::step04::MicroKernel uk = lab::step04::microkernel(xeon.isa);
+  if (uk.fn == nullptr) GTEST_SKIP() << "not an x86 build";
+  const Blocking blk = lab::step04::blocking_for(xeon.isa, xeon.caches);
+  for (int64_t n : {2048, 4096, 8192}) {
+    for (int threads : {2, 4, 8, 16, 32, 61, 64, 128}) {
+      const auto d = lab::step04::dealt_layout_for(threads, n, n, n, uk.mr, uk.nr, blk, xeon.caches.l3);
+      if (threads < lab::step04::kDealtMinThreads) {  // a few threads: fixed ways
+        EXPECT_FALSE(d.has_value()) << lab::step04::describe_for(*d, n, n);
+        continue;
+      }
+      if (n == 2048 && threads == 128) {  // 4 blocks a thread would be 90 x 90: too small
+        EXPECT_FALSE(d.has_value()) << lab::step04::describe_for(*d, n, n);
+        continue;
+      }
+      ASSERT_TRUE(d.has_value()) << "n " << n << ", " << threads << " threads";
+      EXPECT_TRUE(d->dealt);
+      const int64_t blocks = ceil_div(n, d->mc) * ceil_div(n, d->nc);
+      EXPECT_GE(blocks, 3 * threads) << lab::step04::describe_for(*d, n, n);
+      EXPECT_GE(std::min(d->mc, d->nc), lab::step04::kDealtMinSide) << lab::step04::describe_for(*d, n, n);
+    }
+  }
+  // 16 threads: the full L2 block of rows at n = 4096 and 8192 (the sizes of the handout's table)
+  for (int64_t n : {4096, 8192}) {
+    const auto d = lab::step04::dealt_layout_for(16, n, n, n, uk.mr, uk.nr, blk, xeon.caches.l3);
+    ASSERT_TRUE(d.has_value());
+    EXPECT_EQ(d->mc, ceil_div(blk.mc, uk.mr) * uk.mr) << lab::step04::describe_for(*d, n, n);
+  }
+  EXPECT_FALSE(lab::step04::dealt_layout_for(1, 4096, 4096, 4096, uk.mr, uk.nr, blk, xeon.caches.l3));
+  EXPECT_FALSE(lab::step04::dealt_layout_for(16, 100, 5000, 500, uk.mr, uk.nr, blk, xeon.caches.l3));
+  EXPECT_FALSE(lab::step04::layout_for(1, 4096, 4096, 4096, uk.mr, uk.nr, blk, xeon.caches.l3).dealt);
 }
 
 // The five loops with forced ways (all threads of a group packing B, the jr
@@ -183,6 +245,18 @@ TEST(Step04Ways, SameBitsForAnyWays) {
           << "ways jc " << w.jc << " x ic " << w.ic << " x jr " << w.jr
           << " give other bits than one thread: a race, or a tile computed twice?";
     }
+    // Dealt blocks: tiny, thin, one a thread or fewer than the threads, and
+    // some bigger than the product.
+    for (auto [threads, mc, nc] : {std::array<int64_t, 3>{2, 40, 60}, {3, 16, 14}, {5, 300, 20}, {7, 16, 400},
+                                   {16, 2000, 2000}, {4, 100, 100}}) {
+      lab::step04::force_dealt(lab::step04::DealtBlocks{int(threads), mc, nc});
+      lab::Matrix many = C0.clone();
+      lab::step04::dgemm_with(1.5, A.cview(), B.cview(), 0.5, many.view(), isa, small);
+      lab::step04::force_dealt(std::nullopt);
+      EXPECT_EQ(0, std::memcmp(one.data(), many.data(), sizeof(double) * one.size()))
+          << threads << " threads on dealt blocks of (at most) " << mc << " x " << nc
+          << " give other bits than one thread: a block skipped, computed twice, or a race?";
+    }
     omp_set_num_threads(saved);
   }
   // The ways dgemm chooses, up to 128 threads (more threads than cores here:
@@ -201,6 +275,25 @@ TEST(Step04Ways, SameBitsForAnyWays) {
     lab::step04::dgemm(1.0, A.cview(), B.cview(), -1.0, many.view());
     EXPECT_EQ(0, std::memcmp(one.data(), many.data(), sizeof(double) * one.size()))
         << threads << " threads give other bits than one thread: a race, or a tile computed twice?";
+  }
+  // A product big enough for dealt blocks at 8 and 16 threads (dgemm's own choice).
+  const int64_t big = 1100, thin = 40;
+  lab::Matrix A2(big, thin), B2(thin, big), C2(big, big);
+  A2.fill_random(seed + 6), B2.fill_random(seed + 7), C2.fill_random(seed + 8);
+  omp_set_num_threads(1);
+  lab::Matrix one2 = C2.clone();
+  lab::step04::dgemm(1.0, A2.cview(), B2.cview(), 1.0, one2.view());
+  for (int threads : {8, 16}) {
+    const auto uk = lab::step04::microkernel(lab::step04::best_isa());
+    const Layout l = lab::step04::layout_for_call(threads, big, big, thin, uk.mr, uk.nr,
+                                                  lab::step04::default_blocking(lab::step04::best_isa()));
+    EXPECT_TRUE(l.dealt) << lab::step04::describe_for(l, big, big);
+    omp_set_num_threads(threads);
+    lab::Matrix many = C2.clone();
+    lab::step04::dgemm(1.0, A2.cview(), B2.cview(), 1.0, many.view());
+    EXPECT_EQ(0, std::memcmp(one2.data(), many.data(), sizeof(double) * one2.size()))
+        << threads << " threads on " << lab::step04::describe_for(l, big, big)
+        << " give other bits than one thread: a block skipped, computed twice, or a race?";
   }
   omp_set_num_threads(saved);
 }

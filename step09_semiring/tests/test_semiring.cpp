@@ -273,10 +273,23 @@ TEST(Step09Threads, SameBitsForAnyWays) {
                        : std::to_string(counts[i]) + " threads")
             << " give other bits than one thread: a race, or a tile computed twice?";
       }
+      // step04's dealt blocks (each thread takes whole blocks of C from a counter)
+      for (const auto d : {lab::step04::DealtBlocks{3, 40, 60}, lab::step04::DealtBlocks{5, 16, 14}}) {
+        if (!forced) break;
+        omp_set_num_threads(2);
+        lab::step04::force_dealt(d);
+        lab::Matrix many = C0.clone();
+        run(many);
+        lab::step04::force_dealt(std::nullopt);
+        EXPECT_EQ(0, std::memcmp(one.data(), many.data(), sizeof(double) * one.size()))
+            << (plus_times ? "plus-times, " : "min-plus, ") << d.threads << " threads on dealt blocks of " << d.mc
+            << " x " << d.nc << " give other bits than one thread: a block skipped, computed twice, or a race?";
+      }
     }
   };
   same_bits(301, 347, 131, Blocking{40, 60, 48}, {}, true);
   same_bits(700, 610, 320, lab::step04::default_blocking(isa), {2, 3, 16, 61, 64, 128}, false);
+  same_bits(1100, 1100, 40, lab::step04::default_blocking(isa), {8, 16}, false);  // dealt blocks by default
   omp_set_num_threads(saved);
 }
 
