@@ -242,10 +242,6 @@ void wake_all(std::atomic<unsigned>* word) {
 #endif
 }
 
-}  // namespace
-
-namespace {
-
 std::atomic<bool> counting_waits{false};
 struct alignas(64) WaitTotal {
   lab::step04::ThreadWaits waits;
@@ -262,7 +258,18 @@ double now_seconds() {
 // choice (1000 pauses).
 std::atomic<int64_t> spin_ns{-1};
 
+// While counting: who took each dealt block of the last call. Sized by the
+// call's Team before its threads start; each block's slot is written by the
+// one thread that took it, and read between calls.
+std::vector<int> deal_map;
+
 }  // namespace
+
+std::vector<int> lab::step04::take_deal_map() {
+  std::vector<int> out;
+  out.swap(deal_map);
+  return out;
+}
 
 void lab::step04::count_waits(bool on) {
   for (auto& w : wait_totals) w = WaitTotal{};
@@ -346,6 +353,8 @@ bool lab::step04::Barrier::arrive_and_wait() {
 lab::step04::Team::Team(const Layout& layout, int mr, int nr, int64_t m, int64_t n)
     : layout_(layout), mr_(mr), nr_(nr), m_(m), n_(n) {
   const Ways w = layout.ways;
+  if (counting_waits.load(std::memory_order_relaxed) && !omp_in_parallel())
+    deal_map.assign(layout.dealt ? size_t(ceil_div(m, layout.mc) * ceil_div(n, layout.nc)) : 0, -1);
   if (layout.dealt) {
     // Every thread alone on its blocks, with panels of its own: one barrier of
     // one thread (its waits return at once) serves them all.
@@ -399,8 +408,11 @@ std::optional<std::pair<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>
 }
 
 bool lab::step04::Team::deal(Seat& s) const {
-  const auto block = dealt_block(layout_, m_, n_, next_block_.fetch_add(1, std::memory_order_relaxed));
+  const int64_t number = next_block_.fetch_add(1, std::memory_order_relaxed);
+  const auto block = dealt_block(layout_, m_, n_, number);
   if (!block) return false;
+  if (counting_waits.load(std::memory_order_relaxed) && size_t(number) < deal_map.size())
+    deal_map[size_t(number)] = omp_get_thread_num();
   s.rows = block->first;
   s.cols = block->second;
   return true;

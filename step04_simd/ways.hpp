@@ -128,6 +128,11 @@ struct ThreadWaits {
 /// set back to zero. Call it outside parallel regions, after each call.
 std::vector<ThreadWaits> take_waits(int threads);
 
+/// For experiments (step04_ways_sweep --map): while count_waits is on, the
+/// OpenMP thread that took each dealt block of the last call, by block number
+/// (dealt_block); empty when the last call dealt none. Set back to empty.
+std::vector<int> take_deal_map();
+
 /// For experiments: how long a thread at a Barrier spins before it sleeps;
 /// std::nullopt (the default) goes back to the built-in choice.
 void set_barrier_spin(std::optional<double> microseconds);

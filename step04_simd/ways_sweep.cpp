@@ -16,7 +16,9 @@
 // waiter), how many of those waits slept, and how long the threads that
 // finished first waited for the last one at the end of the call: time lost
 // to uneven shares, to a slowed core or to waking up, not to the kernel.
-// --spin US sets how long a waiting thread spins before it sleeps.
+// --spin US sets how long a waiting thread spins before it sleeps. --map FILE
+// writes, for each dealt run's last call, which thread took which block (a
+// CSV that common/tools/dealt_map.py draws).
 #include <omp.h>
 
 #include <algorithm>
@@ -47,6 +49,7 @@ struct Args {
   std::optional<double> spin_us;
   std::vector<Ways> ways;
   int threads = 0;  // for --dealt; 0: OpenMP's count
+  std::string map;  // --map: the CSV of who took which dealt block
   std::vector<std::pair<int64_t, int64_t>> dealt;
 };
 
@@ -124,6 +127,8 @@ Args parse(int argc, char** argv) {
           "                (mean over the threads, and the most any one waited), the barrier\n"
           "                waits that slept per thread, and the mean wait for the last thread\n"
           "                at the end of the call\n"
+          "  --map FILE    a CSV of which thread took each dealt block (the last call of each\n"
+          "                --dealt size; common/tools/dealt_map.py draws it)\n"
           "  --spin US     microseconds a thread at a barrier spins before it sleeps\n"
           "                (0..100000; default: the built-in choice)\n");
       std::exit(0);
@@ -142,6 +147,8 @@ Args parse(int argc, char** argv) {
       a.ways = parse_ways(v);
     else if (opt == "--dealt")
       for (const auto& d : parse_list("--dealt", v, 2, 1 << 20, "mc x nc, e.g. 592x266")) a.dealt.push_back({d[0], d[1]});
+    else if (opt == "--map")
+      a.map = v;
     else if (opt == "--threads")
       a.threads = int(whole("--threads", v, 1, 1024));
     else if (opt == "--spin")
@@ -166,7 +173,16 @@ int run(const Args& a) {
   if (a.spin_us) std::printf("barrier spin: %.0f us before sleeping\n", *a.spin_us);
   std::printf("%-62s %8s %8s  %s%s\n", "layout", "best", "median", "GFLOP/s; same bits as the first",
               a.waits ? "; barrier waits mean / max % of the median call, sleeps per thread; end wait mean %" : "");
-  if (a.waits) lab::step04::count_waits(true);
+  FILE* map = nullptr;
+  if (!a.map.empty()) {
+    map = std::fopen(a.map.c_str(), "w");
+    if (map == nullptr) {
+      std::fprintf(stderr, "step04_ways_sweep: error: --map: cannot write '%s'\n", a.map.c_str());
+      return 2;
+    }
+    std::fprintf(map, "n,threads,mc,nc,block,row0,row1,col0,col1,thread,seconds\n");
+  }
+  if (a.waits || map) lab::step04::count_waits(true);
   lab::step04::set_barrier_spin(a.spin_us);
   std::vector<Forced> runs;
   for (const Ways& w : a.ways) runs.push_back({w, std::nullopt});
@@ -188,6 +204,16 @@ int run(const Args& a) {
       lab::step04::dgemm(1.0, A.cview(), B.cview(), 0.0, C.view());
       const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const std::vector<lab::step04::ThreadWaits> w = lab::step04::take_waits(forced.threads());
+      const std::vector<int> taken = lab::step04::take_deal_map();
+      if (map && r == a.reps && forced.dealt) {
+        const auto l = lab::step04::layout_for_call(forced.threads(), n, n, n, mk.mr, mk.nr, blk);
+        for (size_t b = 0; b < taken.size(); ++b) {
+          const auto [rows, cols] = *lab::step04::dealt_block(l, n, n, int64_t(b));
+          std::fprintf(map, "%lld,%d,%lld,%lld,%zu,%lld,%lld,%lld,%lld,%d,%.6f\n", (long long)n, forced.threads(),
+                       (long long)l.mc, (long long)l.nc, b, (long long)rows.first, (long long)rows.second,
+                       (long long)cols.first, (long long)cols.second, taken[b], dt);
+        }
+      }
       double sum = 0, most = 0, end = 0, sleeps = 0;
       for (const auto& x : w) {
         sum += x.barrier_seconds, most = std::max(most, x.barrier_seconds);
@@ -214,6 +240,10 @@ int run(const Args& a) {
   lab::step04::force_dealt(std::nullopt);
   lab::step04::count_waits(false);
   lab::step04::set_barrier_spin(std::nullopt);
+  if (map && std::fclose(map) != 0) {
+    std::fprintf(stderr, "step04_ways_sweep: error: --map: writing '%s' failed\n", a.map.c_str());
+    return 1;
+  }
   if (!all_same) {
     std::fprintf(stderr, "step04_ways_sweep: error: some ways gave other bits than the first\n");
     return 1;
