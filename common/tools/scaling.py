@@ -17,7 +17,7 @@ For each thread count T it runs, each the median of --reps repeats:
 at n = --n (m = n = k), and for T in --table-threads also at --table-sizes. It
 writes to OUT:
   step04.csv, step09.csv   the benchmark rows (the step executables' --csv)
-  banners.json, scaling.log  each run's banner (kernels, ways) and its whole output
+  banners.json, scaling.log  each run's banner (kernels, ways or dealt blocks) and its whole output
   meta.json                the machine (CPU model, processors) and --reps, for --plot-only
   table.md                 step04 / OpenBLAS per T and n; step09 min-plus / step04 DGEMM
   scaling.png              GFLOP/s against T at n = --n, each with its ideal line
@@ -202,7 +202,7 @@ def main():
             a, b = rate(r04, "simd", t, n), rate(r04, "openblas", t, n)
             cells.append(f"{a / b:.2f} ({a:.0f} vs {b:.0f})" if a and b else "")
         lines.append(f"| {t} | " + " | ".join(cells) + " |")
-    lines += ["", "Ways chosen (step04's banner):", ""]
+    lines += ["", "How the threads shared the work (step04's banner: ways, or dealt blocks):", ""]
     for t in sorted(banners):
         for b in banners[t]:
             if b.startswith("# simd: plan:"):
