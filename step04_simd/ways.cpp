@@ -398,13 +398,12 @@ lab::step04::Seat lab::step04::place(const Layout& layout, int mr, int nr, int64
           nullptr};
 }
 
-std::optional<std::pair<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>>> lab::step04::dealt_block(
-    const Layout& layout, int64_t m, int64_t n, int64_t block) {
+std::optional<lab::step04::DealtBlock> lab::step04::dealt_block(const Layout& layout, int64_t m, int64_t n,
+                                                                int64_t block) {
   const int64_t row_blocks = ceil_div(m, layout.mc), col_blocks = ceil_div(n, layout.nc);
   if (block < 0 || block >= row_blocks * col_blocks) return std::nullopt;
   const int64_t r = block % row_blocks, c = block / row_blocks;
-  return std::pair{std::pair{r * layout.mc, std::min(m, (r + 1) * layout.mc)},
-                   std::pair{c * layout.nc, std::min(n, (c + 1) * layout.nc)}};
+  return DealtBlock{{r * layout.mc, std::min(m, (r + 1) * layout.mc)}, {c * layout.nc, std::min(n, (c + 1) * layout.nc)}};
 }
 
 bool lab::step04::Team::deal(Seat& s) const {
@@ -413,8 +412,8 @@ bool lab::step04::Team::deal(Seat& s) const {
   if (!block) return false;
   if (counting_waits.load(std::memory_order_relaxed) && size_t(number) < deal_map.size())
     deal_map[size_t(number)] = omp_get_thread_num();
-  s.rows = block->first;
-  s.cols = block->second;
+  s.rows = block->rows;
+  s.cols = block->cols;
   return true;
 }
 

@@ -178,8 +178,10 @@ Seat place(const Layout& layout, int mr, int nr, int64_t m, int64_t n, int t);
 /// Dealt blocks: the rows and columns of C of block `block` of an m x n
 /// product (blocks numbered down each column of blocks, then across), or
 /// std::nullopt past the last.
-std::optional<std::pair<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>>> dealt_block(
-    const Layout& layout, int64_t m, int64_t n, int64_t block);
+struct DealtBlock {
+  std::pair<int64_t, int64_t> rows, cols;  ///< [first, last)
+};
+std::optional<DealtBlock> dealt_block(const Layout& layout, int64_t m, int64_t n, int64_t block);
 
 /// The seats of one call: barriers for each group and each A block, and the
 /// packing buffers (pack_buffers: the calling thread's, kept from call to
@@ -192,6 +194,18 @@ class Team {
   /// Dealt blocks: sets `s`'s rows and columns to the next block no thread has
   /// taken yet, or returns false when every block is taken.
   bool deal(Seat& s) const;
+  /// Thread `t`'s work: `loops(seat)` on its seat, or with dealt blocks on each
+  /// block it takes until none is left; then note_finish().
+  template <class Loops>
+  void run(int t, Loops&& loops) const {
+    Seat me = seat(t);
+    if (!layout_.dealt) {
+      loops(static_cast<const Seat&>(me));
+    } else {
+      while (deal(me)) loops(static_cast<const Seat&>(me));
+    }
+    note_finish();
+  }
 
  private:
   Layout layout_;

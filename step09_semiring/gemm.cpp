@@ -115,12 +115,7 @@ void run_loops(const MicroKernel& uk, const lab::step04::Layout& layout, lab::Co
   lab::FirstException error;
   // Thread t's work: its seat, or each dealt block it takes (step04's ways.hpp).
   const auto work = [&](int t) {
-    lab::step04::Seat me = team.seat(t);
-    if (!layout.dealt) {
-      five_loops<S>(uk, layout, me, A, B, accumulate, C, error);
-      return;
-    }
-    while (team.deal(me)) five_loops<S>(uk, layout, me, A, B, accumulate, C, error);
+    team.run(t, [&](const lab::step04::Seat& me) { five_loops<S>(uk, layout, me, A, B, accumulate, C, error); });
   };
   const int threads = layout.ways.threads();
   if (threads == 1) {
@@ -130,7 +125,6 @@ void run_loops(const MicroKernel& uk, const lab::step04::Layout& layout, lab::Co
     {
       if (omp_get_num_threads() == threads) {
         work(omp_get_thread_num());
-        lab::step04::note_finish();
       } else if (omp_get_thread_num() == 0) {  // fewer threads than asked: the calling thread does it all
         const lab::step04::Layout alone{{1, 1, 1}, layout.mc, layout.nc, layout.kc};
         const lab::step04::Team one(alone, uk.mr, uk.nr, C.rows, C.cols);

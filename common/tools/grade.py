@@ -759,13 +759,13 @@ def cmd_merge(args):
             tests = [t for t in data["tests"] if step_of(t["name"]) == row["step"]]
             ran = sum(1 for t in tests if t.get("status") != "skipped" and t.get("max_score", 0))
             have = chosen.get(row["step"])
-            if have is None or (have[0]["status"] != "graded" and row["status"] == "graded") or \
-                    (have[0]["status"] == row["status"] == "graded" and ran > have[3]):
-                chosen[row["step"]] = (row, tests, path, ran)
-    rows = [chosen[s][0] for s in sorted(chosen)]
+            if have is None or (have["row"]["status"] != "graded" and row["status"] == "graded") or \
+                    (have["row"]["status"] == row["status"] == "graded" and ran > have["ran"]):
+                chosen[row["step"]] = {"row": row, "tests": tests, "ran": ran}
+    rows = [chosen[s]["row"] for s in sorted(chosen)]
     results = []
     for s in sorted(chosen):
-        for t in chosen[s][1]:
+        for t in chosen[s]["tests"]:
             if t.get("max_score", 0) or t.get("status"):
                 results.append({"name": t["name"], "step": s, "score": t["score"], "max_score": t["max_score"],
                                 "status": t.get("status", "skipped"), "why": "", "cases": "",

@@ -597,6 +597,22 @@ bool timed_product_ok(const Options& o, const Inputs& in, const Outcome& out, in
 
 // "" when the student's product is correct and at least sp.ratio times as fast
 // as the reference loop; else why not.
+// The student's `repeat` products of case `cs` in a fresh process, on inputs of
+// `seed`: seconds from the last byte in to the last byte of C out, each result
+// checked; < 0 with *why set when it failed.
+double timed_student(const Options& o, const Case& cs, uint64_t seed, int64_t repeat, Clock::time_point deadline,
+                     std::string* why) {
+  const Inputs in = make_inputs(cs, seed);
+  const Outcome out = serve(o, request(o, cs, repeat), buffer(in.A), buffer(in.B), buffer(in.C0), deadline);
+  if (!out.answered) *why = out.failure;
+  else if (out.reply.status != lab::wire::kDone) *why = out.msg;
+  else if (!timed_product_ok(o, in, out, repeat))
+    *why = "the timed product is wrong (a randomized check of C failed" +
+           std::string(repeat > 1 ? " after " + std::to_string(repeat) + " calls)" : ")");
+  else return out.seconds;
+  return -1;
+}
+
 std::string speed_case(const Options& o, const Speed& sp, Clock::time_point deadline, std::string* figures) {
   const char* ref_name = reference_name(sp);
   const int64_t n = sp.n;
@@ -613,19 +629,7 @@ std::string speed_case(const Options& o, const Speed& sp, Clock::time_point dead
   const Case cs{"", n, n, n, n, n, n, n, 1.0, 0.0, false, true};
   uint64_t round_seed = o.seed + 1000;
   std::string why;
-  // The student's `repeat` products in a fresh process, seconds from the last
-  // byte in to the last byte of C out; < 0 with `why` set when it failed.
-  auto timed = [&](int64_t repeat) -> double {
-    const Inputs in = make_inputs(cs, ++round_seed);
-    const Outcome out = serve(o, request(o, cs, repeat), buffer(in.A), buffer(in.B), buffer(in.C0), deadline);
-    if (!out.answered) why = out.failure;
-    else if (out.reply.status != lab::wire::kDone) why = out.msg;
-    else if (!timed_product_ok(o, in, out, repeat))
-      why = "the timed product is wrong (a randomized check of C failed" +
-            std::string(repeat > 1 ? " after " + std::to_string(repeat) + " calls)" : ")");
-    else return out.seconds;
-    return -1;
-  };
+  auto timed = [&](int64_t repeat) { return timed_student(o, cs, ++round_seed, repeat, deadline, &why); };
   // One product and 1 + K in a fresh process each, so that what a process
   // does once (its start, a kernel choice, the first touch of its buffers)
   // cancels: (t(1 + K) - t(1)) / K is one product. K makes about a second.
@@ -689,22 +693,11 @@ std::string gpu_speed_case(const Options& o, const Speed& sp, Clock::time_point 
   std::string why;
   // seconds from the last byte in to the last byte of C out; < 0 with *why set when it failed
   auto timed = [&](const Options& who, int64_t repeat) -> double {
+    if (&who == &o) return timed_student(o, cs, ++round_seed, repeat, deadline, &why);
     const Inputs in = make_inputs(cs, ++round_seed);
     const Outcome out = serve(who, request(who, cs, repeat), buffer(in.A), buffer(in.B), buffer(in.C0), deadline);
-    const bool mine = &who == &o;
     const std::string failure = !out.answered ? out.failure : out.reply.status != lab::wire::kDone ? out.msg : "";
-    if (!failure.empty()) {
-      if (!mine) throw GraderError("the reference " + sp.reference + " did not answer: " + failure);
-      why = failure;
-      return -1;
-    }
-    if (mine) {
-      if (!timed_product_ok(o, in, out, repeat)) {
-        why = "the timed product is wrong (a randomized check of C failed" +
-              std::string(repeat > 1 ? " after " + std::to_string(repeat) + " calls)" : ")");
-        return -1;
-      }
-    }
+    if (!failure.empty()) throw GraderError("the reference " + sp.reference + " did not answer: " + failure);
     return out.seconds;
   };
   // K from the reference's 1 and 21 calls (twenty products against the noise of a process start)

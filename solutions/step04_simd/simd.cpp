@@ -149,15 +149,10 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
   // a call allocates nothing once its sizes have been seen.
   const lab::step04::Team team(plan.layout, plan.uk.mr, plan.uk.nr, C.rows, C.cols);
   FirstException error;
-  // Thread t's work: the loops on its seat; with dealt blocks (ways.hpp), the
-  // loops on each block it takes, until none is left.
+  // Thread t's work (Team::run): the loops on its seat, or with dealt blocks
+  // (ways.hpp) on each block it takes, until none is left.
   const auto work = [&](int t) {
-    lab::step04::Seat me = team.seat(t);
-    if (!plan.layout.dealt) {
-      five_loops(plan, me, alpha, A, B, beta, C, error);
-      return;
-    }
-    while (team.deal(me)) five_loops(plan, me, alpha, A, B, beta, C, error);
+    team.run(t, [&](const lab::step04::Seat& me) { five_loops(plan, me, alpha, A, B, beta, C, error); });
   };
   const int threads = plan.layout.ways.threads();
   if (threads == 1) {
@@ -170,7 +165,6 @@ void lab::step04::dgemm_with(double alpha, ConstMatView A, ConstMatView B, doubl
       if (omp_get_num_threads() == threads) {
         // (error.run here: what five_loops throws outside its own, a LAB_TODO)
         error.run([&] { work(omp_get_thread_num()); });
-        lab::step04::note_finish();  // (for step04_ways_sweep --waits; nothing otherwise)
       } else if (omp_get_thread_num() == 0) {
         // OpenMP gave fewer threads than asked (OMP_THREAD_LIMIT, OMP_DYNAMIC):
         // the others' seats would wait for threads that never come. The

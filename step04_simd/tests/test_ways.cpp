@@ -102,7 +102,7 @@ TEST(Step04Ways, EveryThreadCountCoversEveryTileOnce) {
           ASSERT_GE(std::min(l.mc, l.nc), lab::step04::kDealtMinSide) << lab::step04::describe(l);
           int64_t b = 0;
           for (; auto blk_rc = lab::step04::dealt_block(l, m, n, b); ++b) {
-            const auto [rows, cols] = *blk_rc;
+            const auto [rows, cols] = *blk_rc;  // (DealtBlock)
             ASSERT_EQ(rows.first % uk.mr, 0);
             ASSERT_EQ(cols.first % uk.nr, 0);
             ASSERT_LE(rows.second - rows.first, l.mc);
