@@ -163,6 +163,9 @@ endfunction()
 
 # -- Python for the skeleton tool and the plots
 find_package(Python3 COMPONENTS Interpreter)
+# the Python that draws the picture tests' PNGs: ./lab passes one that has
+# matplotlib where CMake's own Python lacks it (a pyenv or venv Python first on PATH)
+set(LAB_PLOT_PYTHON "${Python3_EXECUTABLE}" CACHE FILEPATH "the Python (with matplotlib) of the picture tests")
 
 # `./lab doctor`: one line a finding, `lab-probe|name|ok or missing|version|path|how`
 function(lab_probe_line name ok version path how)
