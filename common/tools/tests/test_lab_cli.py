@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""./lab's own command line, given what a hurried student or TA types wrong.
+
+Each bad command must stop at once (before any configure or build) with
+exit status 1 and one line on stderr, "lab: error: ...", that names what was
+wrong; nothing on stdout, and nothing made in the tree (no build folder for
+a preset that does not exist, no recorded CSV). Run it as
+python3 common/tools/tests/test_lab_cli.py (ctest: tools.lab_cli).
+"""
+import os
+import re
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+LAB = ROOT / "lab"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+# the arguments, and a word the error line must contain
+BAD = [
+    (["test", "step99"], "step99"),
+    (["test", "step3"], "'step3' is not a step"),
+    (["test", "03"], "'03'"),
+    (["test", "--preset"], "test --preset needs"),
+    (["test", "--preset", "nope"], "no preset 'nope'"),
+    (["test", "--preset", "-R"], "test --preset needs"),
+    (["bench", "--size", "0"], "'0' is not a whole number"),
+    (["bench", "--size", "abc"], "'abc' is not a whole number"),
+    (["bench", "--threads"], "bench --threads needs"),
+    (["bench", "--record", "../elsewhere"], "'../elsewhere' is not a name"),
+    (["bench", "--frobnicate"], "unknown option '--frobnicate'"),
+    (["grade", "--steps", "10"], "no step10"),
+    (["grade", "--steps", "3"], "two-digit step numbers"),
+    (["grade", "--steps"], "grade --steps needs"),
+    (["grade", "--timeout", "0"], "--timeout"),
+    (["grade", "--out"], "grade --out needs"),
+    (["grade", "--submission", "/nonexistent/gemm-lab-submission"], "/nonexistent/gemm-lab-submission"),
+    (["grade", "--merge"], "two or more"),
+    (["release"], "which folder"),
+    (["autograder"], "OUT.zip"),
+    (["doctor", "--x"], "takes no arguments"),
+]
+
+
+# what the bad commands above would make if they went on: a build folder and a
+# configure log for the preset that does not exist, a recorded CSV outside the results
+MADE_IF_THEY_WENT_ON = ["build/nope", "build/nope.configure.log", "common/docs/elsewhere-ladder.csv"]
+
+
+class LabCli(unittest.TestCase):
+    def run_lab(self, args):
+        return subprocess.run([str(LAB)] + args, cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+    def test_bad_commands_stop_with_one_line(self):
+        before = {p for p in MADE_IF_THEY_WENT_ON if (ROOT / p).exists()}
+        for args, word in BAD:
+            with self.subTest(cmd="./lab " + " ".join(args)):
+                r = self.run_lab(args)
+                err = [ANSI.sub("", line) for line in r.stderr.splitlines() if line.strip()]
+                self.assertEqual(r.returncode, 1, f"exit status {r.returncode}; stderr: {r.stderr[-500:]}")
+                self.assertEqual(r.stdout, "", "a bad command printed on stdout")
+                self.assertEqual(len(err), 1, f"not one line on stderr:\n{r.stderr[-800:]}")
+                self.assertTrue(err[0].startswith("lab: error: "), err[0])
+                self.assertIn(word, err[0])
+        made = {p for p in MADE_IF_THEY_WENT_ON if (ROOT / p).exists()} - before
+        self.assertFalse(made, "a bad command made files in the tree")
+
+    def test_unknown_command_shows_the_usage_then_the_error(self):
+        r = self.run_lab(["frobnicate"])
+        err = [ANSI.sub("", line) for line in r.stderr.splitlines() if line.strip()]
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("usage: ./lab <command>", r.stderr)
+        self.assertEqual(err[-1], "lab: error: unknown command 'frobnicate'")
+
+
+if __name__ == "__main__":
+    sys.exit(unittest.main())
