@@ -61,9 +61,11 @@ def thread_counts(spec, cores):
                 t *= 2
         elif part == "all":
             out.append(cores)
-        else:
+        elif part.isdigit() and int(part) >= 1:
             out.append(int(part))
-    return sorted(set(t for t in out if t >= 1))
+        else:
+            raise ValueError(f"'{part}' is not a thread count (1, 2, ...), '...' or 'all'")
+    return sorted(set(out))
 
 
 def run(cmd, env, log):
@@ -127,9 +129,20 @@ def main():
     ap.add_argument("--ceiling-n", type=int, default=2048, help="each process's n for the ceiling (0: none)")
     args = ap.parse_args()
     cores = os.cpu_count() or 1
-    counts = thread_counts(args.threads, cores)
-    table_threads = [t for t in thread_counts(args.table_threads, cores) if t <= cores] or sorted({1, cores})
+    try:
+        counts = thread_counts(args.threads, cores)
+    except ValueError as e:
+        ap.error(f"--threads: {e}")
+    try:
+        table_threads = [t for t in thread_counts(args.table_threads, cores) if t <= cores] or sorted({1, cores})
+    except ValueError as e:
+        ap.error(f"--table-threads: {e}")
+    if not all(s.strip().isdigit() and int(s) >= 1 for s in args.table_sizes.split(",")):
+        ap.error(f"--table-sizes: '{args.table_sizes}' is not a list of sizes, e.g. 2048,4096,8192")
     table_sizes = [int(s) for s in args.table_sizes.split(",")]
+    for name, v, least in (("--n", args.n, 1), ("--reps", args.reps, 1), ("--ceiling-n", args.ceiling_n, 0)):
+        if v < least:
+            ap.error(f"{name}: {v} is below {least}")
     step04 = args.build / "bin" / "step04_simd"
     step09 = args.build / "bin" / "step09_semiring"
     args.out.mkdir(parents=True, exist_ok=True)

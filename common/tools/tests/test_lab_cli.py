@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""./lab's own command line, given what a hurried student or TA types wrong.
+"""./lab's own command line (and scaling.py's), given what a hurried student or TA types wrong.
 
 Each bad command must stop at once (before any configure or build) with
 exit status 1 and one line on stderr, "lab: error: ...", that names what was
@@ -73,6 +73,26 @@ class LabCli(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("usage: ./lab <command>", r.stderr)
         self.assertEqual(err[-1], "lab: error: unknown command 'frobnicate'")
+
+
+class ScalingCli(unittest.TestCase):
+    """scaling.py (the strong-scaling picture) refuses a bad thread list or size
+    with argparse's one line, before it makes its output folder."""
+
+    def test_bad_lists(self):
+        out = Path(os.environ.get("TMPDIR", "/tmp")) / f"lab-cli-scaling-{os.getpid()}"
+        for args, word in ([["--threads", "a"], "'a' is not a thread count"],
+                           [["--threads", "1,0"], "'0' is not a thread count"],
+                           [["--table-threads", "16,x"], "--table-threads: 'x'"],
+                           [["--table-sizes", "2048,"], "--table-sizes"],
+                           [["--reps", "0"], "--reps: 0 is below 1"]):
+            with self.subTest(args=args):
+                r = subprocess.run([sys.executable, str(ROOT / "common/tools/scaling.py"), str(out)] + args,
+                                   capture_output=True, text=True, timeout=60)
+                self.assertEqual(r.returncode, 2, r.stderr[-500:])
+                self.assertNotIn("Traceback", r.stderr)
+                self.assertIn(word, r.stderr.splitlines()[-1])
+                self.assertFalse(out.exists(), "the output folder was made before the arguments were checked")
 
 
 if __name__ == "__main__":
