@@ -900,6 +900,32 @@ def crash_lines(test, log):
     return lines
 
 
+FAILURE_AT = re.compile(r"(?:^|\s|/)([\w.+-]+):(\d+): Failure\s*$")
+# GoogleTest's own lines around an EXPECT_TRUE(ok) << message: they say nothing the message does not
+BOOLEAN_NOISE = re.compile(r"^(Value of: .*|  Actual: (true|false)|Expected: (true|false))$")
+
+
+def first_failure(output, most=4):
+    """The first GoogleTest failure in a program's output: (file:line, its first
+    `most` lines), or None. An EXPECT_TRUE's "Value of / Actual / Expected" lines
+    are left out; the message ends at the next case, failure or trace."""
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        m = FAILURE_AT.search(line)
+        if not m:
+            continue
+        body = []
+        for l in lines[i + 1:]:
+            if l.startswith("[") or FAILURE_AT.search(l) or l.startswith("Google Test trace:"):
+                break
+            if l.strip() and not BOOLEAN_NOISE.match(l):
+                body.append(l.strip() if len(l) <= 160 else l.strip()[:157] + "...")
+            if len(body) == most:
+                break
+        return f"{m.group(1)}:{m.group(2)}", body
+    return None
+
+
 def cmd_summary(args):
     """What ./lab test prints: one line a test, the failing cases, the TODOs left."""
     tests = read_junit(args.junit, args.log)
@@ -960,6 +986,11 @@ def cmd_summary(args):
             print(f"         {c}")
         if len(lost) > args.cases:
             print(f"         ... and {len(lost) - args.cases} more")
+        first = first_failure(t["output"]) if lost and not t["todos"] else None
+        if first and first[1]:  # what went wrong, on the first screen (a TODO says so itself)
+            print(f"         the first failure ({first[0]}):")
+            for line in first[1]:
+                print(f"         | {line}")
         if skips:
             print(f"         and {skipped_text(skips)}")
         if not t["cases"]:

@@ -128,6 +128,23 @@ class Grade(unittest.TestCase):
         self.assertIn("Step01.Square", p.stdout)
         self.assertIn("1 passed, 3 failed, 1 skipped", p.stdout)
 
+    def test_summary_shows_the_first_failures_message(self):
+        out = ("[ RUN      ] S.Good\n[       OK ] S.Good (0 ms)\n[ RUN      ] S.Bad\n"
+               "/src/step09_semiring/tests/semiring_testing.hpp:148: Failure\nValue of: r.ok\n  Actual: false\n"
+               "Expected: true\nwrong result:\n3 of 9 elements differ (mismatch):\n  C(1, 0) = nan, want -inf exactly\n"
+               "Google Test trace:\n/src/t.hpp:117: minplus m3 n3, seed 7\n"
+               "/src/step09_semiring/tests/semiring_testing.hpp:152: Failure\nNaN at C(1, 0)\n"
+               "[  FAILED  ] S.Bad (0 ms)\n")
+        p = run("summary", self.junit(("step09_semiring.student.correctness", "fail", out)), ok=False)
+        first = p.stdout.split("the first failure (semiring_testing.hpp:148):\n")
+        self.assertEqual(len(first), 2, p.stdout)
+        shown = [l.strip() for l in first[1].splitlines() if l.strip().startswith("|")]
+        self.assertEqual(shown, ["| wrong result:", "| 3 of 9 elements differ (mismatch):",
+                                 "| C(1, 0) = nan, want -inf exactly"])
+        # a TODO's failure names the TODO instead
+        p = run("summary", FIX / "skeleton.xml", ok=False)
+        self.assertNotIn("the first failure", p.stdout)
+
     def test_summary_counts_cases_as_googletest_does_and_names_other_steps_todos(self):
         own = "\n".join(f"[ RUN      ] S.C{i}\n[  FAILED  ] S.C{i} (0 ms)" for i in range(3))
         # ctest cut the middle of a long output: GoogleTest's own totals survive at its end
