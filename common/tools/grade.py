@@ -901,14 +901,16 @@ def crash_lines(test, log):
 
 
 FAILURE_AT = re.compile(r"(?:^|\s|/)([\w.+-]+):(\d+): Failure\s*$")
-# GoogleTest's own lines around an EXPECT_TRUE(ok) << message: they say nothing the message does not
+# GoogleTest's own lines before the test's message: an EXPECT_TRUE's "Value of /
+# Actual / Expected", an EXPECT_EQ's "Expected equality ..." and its indented operands
 BOOLEAN_NOISE = re.compile(r"^(Value of: .*|  Actual: (true|false)|Expected: (true|false))$")
 
 
 def first_failure(output, most=4):
     """The first GoogleTest failure in a program's output: (file:line, its first
-    `most` lines), or None. An EXPECT_TRUE's "Value of / Actual / Expected" lines
-    are left out; the message ends at the next case, failure or trace."""
+    `most` lines), or None. The test's own message is shown without GoogleTest's
+    lines about the operands, unless there is no message; it ends at the next
+    case, failure or trace."""
     lines = output.splitlines()
     for i, line in enumerate(lines):
         m = FAILURE_AT.search(line)
@@ -918,11 +920,16 @@ def first_failure(output, most=4):
         for l in lines[i + 1:]:
             if l.startswith("[") or FAILURE_AT.search(l) or l.startswith("Google Test trace:"):
                 break
-            if l.strip() and not BOOLEAN_NOISE.match(l):
-                body.append(l.strip() if len(l) <= 160 else l.strip()[:157] + "...")
-            if len(body) == most:
-                break
-        return f"{m.group(1)}:{m.group(2)}", body
+            if l.strip():
+                body.append(l.rstrip())
+        message = [l for l in body if not BOOLEAN_NOISE.match(l)]
+        if message and message[0] == "Expected equality of these values:":
+            message = message[1:]
+            while message and message[0].startswith(" "):
+                message = message[1:]
+        shown = message or body
+        return f"{m.group(1)}:{m.group(2)}", [l.strip() if len(l) <= 160 else l.strip()[:157] + "..."
+                                             for l in shown[:most]]
     return None
 
 
@@ -986,13 +993,13 @@ def cmd_summary(args):
             print(f"         {c}")
         if len(lost) > args.cases:
             print(f"         ... and {len(lost) - args.cases} more")
+        if skips:
+            print(f"         and {skipped_text(skips)}")
         first = first_failure(t["output"]) if lost and not t["todos"] else None
         if first and first[1]:  # what went wrong, on the first screen (a TODO says so itself)
             print(f"         the first failure ({first[0]}):")
             for line in first[1]:
                 print(f"         | {line}")
-        if skips:
-            print(f"         and {skipped_text(skips)}")
         if not t["cases"]:
             for line in t["output"].strip().splitlines()[-5:]:
                 print(f"         | {line}")

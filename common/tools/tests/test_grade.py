@@ -141,6 +141,18 @@ class Grade(unittest.TestCase):
         shown = [l.strip() for l in first[1].splitlines() if l.strip().startswith("|")]
         self.assertEqual(shown, ["| wrong result:", "| 3 of 9 elements differ (mismatch):",
                                  "| C(1, 0) = nan, want -inf exactly"])
+        # an EXPECT_EQ with a message: the message, not the operands; without one: the operands
+        eq = ("[ RUN      ] W.Same\n/src/test_ways.cpp:244: Failure\nExpected equality of these values:\n  0\n"
+              "  std::memcmp(a, b, n)\n    Which is: 8\nways jc 1 x ic 2 give other bits: a race?\n"
+              "[  FAILED  ] W.Same (1 ms)\n")
+        bare = ("[ RUN      ] W.Count\n/src/test_x.cpp:9: Failure\nExpected equality of these values:\n  3\n"
+                "  count\n    Which is: 4\n[  FAILED  ] W.Count (1 ms)\n")
+        p = run("summary", self.junit(("step04_simd.student.correctness", "fail", eq),
+                                      ("step03_tiling.student.correctness", "fail", bare)), ok=False)
+        self.assertIn("the first failure (test_ways.cpp:244):\n         | ways jc 1 x ic 2 give other bits: a race?\n",
+                      p.stdout)
+        self.assertIn("the first failure (test_x.cpp:9):\n         | Expected equality of these values:\n"
+                      "         | 3\n         | count\n         | Which is: 4\n", p.stdout)
         # a TODO's failure names the TODO instead
         p = run("summary", FIX / "skeleton.xml", ok=False)
         self.assertNotIn("the first failure", p.stdout)
