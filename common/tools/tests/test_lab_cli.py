@@ -22,6 +22,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 BAD = [
     (["test", "step99"], "step99"),
     (["test", "step3"], "'step3' is not a step"),
+    (["test", "-L", "step42"], "no step42"),
     (["test", "03"], "'03'"),
     (["test", "--preset"], "test --preset needs"),
     (["test", "--preset", "nope"], "no preset 'nope'"),
