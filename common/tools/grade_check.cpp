@@ -595,8 +595,6 @@ bool timed_product_ok(const Options& o, const Inputs& in, const Outcome& out, in
       .ok;
 }
 
-// "" when the student's product is correct and at least sp.ratio times as fast
-// as the reference loop; else why not.
 // The student's `repeat` products of case `cs` in a fresh process, on inputs of
 // `seed`: seconds from the last byte in to the last byte of C out, each result
 // checked; < 0 with *why set when it failed.
@@ -613,6 +611,8 @@ double timed_student(const Options& o, const Case& cs, uint64_t seed, int64_t re
   return -1;
 }
 
+// "" when the student's product is correct and at least sp.ratio times as fast
+// as the reference loop; else why not.
 std::string speed_case(const Options& o, const Speed& sp, Clock::time_point deadline, std::string* figures) {
   const char* ref_name = reference_name(sp);
   const int64_t n = sp.n;

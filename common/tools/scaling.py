@@ -129,14 +129,15 @@ def main():
     ap.add_argument("--ceiling-n", type=int, default=2048, help="each process's n for the ceiling (0: none)")
     args = ap.parse_args()
     cores = os.cpu_count() or 1
-    try:
-        counts = thread_counts(args.threads, cores)
-    except ValueError as e:
-        ap.error(f"--threads: {e}")
-    try:
-        table_threads = [t for t in thread_counts(args.table_threads, cores) if t <= cores] or sorted({1, cores})
-    except ValueError as e:
-        ap.error(f"--table-threads: {e}")
+
+    def counts_of(option, spec):  # the thread counts of a list, or argparse's one line
+        try:
+            return thread_counts(spec, cores)
+        except ValueError as e:
+            ap.error(f"{option}: {e}")
+
+    counts = counts_of("--threads", args.threads)
+    table_threads = [t for t in counts_of("--table-threads", args.table_threads) if t <= cores] or sorted({1, cores})
     if not all(s.strip().isdigit() and int(s) >= 1 for s in args.table_sizes.split(",")):
         ap.error(f"--table-sizes: '{args.table_sizes}' is not a list of sizes, e.g. 2048,4096,8192")
     table_sizes = [int(s) for s in args.table_sizes.split(",")]
