@@ -553,9 +553,12 @@ def score(tests, points, baseline, steps=None):
         if status == "separately":
             why = next((w for w in reasons if w), "") \
                 or ("no tests of this step ran here" if ts else "this step has no tests in this tree")
+        # graded here on the tests that ran, while others of it could not (step09's GPU
+        # semirings on a CPU host): its points went to those that ran, so say so
+        partly = next((w for w in reasons if w), "") if status == "graded" and reasons else ""
         rows.append({"step": step, "score": round(got, 3) if status == "graded" else 0.0, "max_score": most,
                      "status": status, "why": why, "command": grade_command(step) if status == "separately" else "",
-                     "tests": len(ts)})
+                     "tests": len(ts), **({"partly": partly} if partly else {})})
     return rows, results
 
 
@@ -616,16 +619,25 @@ def report(rows, results, ignored=(), note="", sources=None, steps=None):
         lines += graded_files_table(sources, steps)
     if note:
         lines += [note, ""]
+    partly = [r for r in rows if r.get("partly")]
     lines += ["| step | points | status |", "|---|---:|---|"]
     for r in rows:
         st = "graded" if r["status"] == "graded" else f"graded separately: {r['why']}"
+        if r.get("partly"):
+            st = f"graded on the tests that ran here; the others separately: {r['partly']}"
         lines.append(f"| {r['step']} | {r['score']:.1f} / {r['max_score']:.1f} | {st} |")
-    if apart:
+    if apart or partly:
+        both = ",".join(r["step"][4:] for r in apart + partly)
         lines += ["", "## Graded separately", "",
-                  "These steps cannot run on this machine; grade them where they can and merge:", ""]
+                  "These steps, or some of their tests, cannot run on this machine; grade them where they can, "
+                  "then merge the two reports (each step is taken from the report where more of its tests ran):", "",
+                  f"    ./lab grade --submission DIR --steps {both} --out there/",
+                  "    ./lab grade --merge THIS/results.json there/results.json", ""]
         for r in apart:
-            lines.append(f"- {r['step']} ({r['max_score']:.0f} points): `{r['command']}`, then "
-                         "`./lab grade --merge THIS.json THAT.json`")
+            lines.append(f"- {r['step']} ({r['max_score']:.0f} points): {r['why']}")
+        for r in partly:
+            lines.append(f"- {r['step']} (its {r['max_score']:.0f} points went to its tests that ran here): "
+                         f"{r['partly']}")
     if ignored:
         lines += ["", "## Ignored files of the submission", "",
                   "Only the files listed in common/student_files.txt are graded, each from its own path:", ""]
@@ -740,6 +752,13 @@ def cmd_score(args):
 
 def cmd_baseline(args):
     tests = read_evidence(args.junit, args.checked)
+    # the lab's own skeleton always compiles: where it did not, the build was cut
+    # short (killed, a full disk), and such a baseline would fail every case, so
+    # that cases the skeleton passes would earn points in every later grade
+    broken = [t for t in tests.values() if t["why"].startswith("did not compile")]
+    if broken:
+        fail(f"the untouched skeleton {broken[0]['why'][:160]} ({broken[0]['name']}): no baseline was kept; "
+             "was the grade stopped, or the machine short of memory or disk? Grade again")
     base = {n: t["cases"] or {WHOLE: t["result"]} for n, t in tests.items() if t["result"] != "skipped"}
     pathlib.Path(args.output).write_text(json.dumps({"stamp": args.stamp or "", "tests": base}, indent=1))
     return 0
@@ -1126,6 +1145,19 @@ def near_miss(name, by_base):
     return hits[0] if len(hits) == 1 else None
 
 
+def by_its_lines(body, candidates, lab):
+    """Which of several student files of one name a flat upload is (step04's and
+    step09's kernel_avx2.cpp): the one whose skeleton's own lines, those the
+    others lack, it keeps most of, by three to one at least; else None."""
+    def lines(b):
+        return {l.strip() for l in b.decode("utf-8", "replace").splitlines() if len(l.strip()) > 3}
+    mine = lines(body)
+    skel = {w: lines(pristine_of(lab, w)) for w in candidates}
+    kept = {w: len(mine & (skel[w] - set().union(*(skel[o] for o in candidates if o != w)))) for w in candidates}
+    best = sorted(candidates, key=lambda w: -kept[w])
+    return best[0] if kept[best[0]] >= 3 and 3 * kept[best[1]] <= kept[best[0]] else None
+
+
 def pick_submission(sub, lab, wanted, in_place=False):
     """Choose each student file of the submission SUB by its path under the
     submission's lab root. -> ({student path: bytes}, report dict)."""
@@ -1156,7 +1188,7 @@ def pick_submission(sub, lab, wanted, in_place=False):
             p = here / n
             rel = p.relative_to(root).as_posix()
             target = rel if rel in wanted else None
-            flat = target is None and "/" not in rel and len(by_base.get(rel, [])) == 1
+            flat = target is None and "/" not in rel and len(by_base.get(rel, [])) >= 1
             if p.is_symlink():
                 what = f" (named like the student file {target})" if target else ""
                 ignored.append(f"{shown(p)}: a symbolic link, not followed{what}")
@@ -1196,8 +1228,20 @@ def pick_submission(sub, lab, wanted, in_place=False):
                 continue
             if target:
                 by_path[target] = (shown(p), body)
-            else:
+            elif len(by_base[rel]) == 1:
                 by_name[by_base[rel][0]] = (shown(p), body)
+            else:  # a name of several steps' files (kernel_avx2.cpp: step04 and step09)
+                meant = by_its_lines(body, by_base[rel], lab)
+                if meant:
+                    by_name[meant] = (shown(p), body)
+                    notes.setdefault(meant, []).append(
+                        f"`{shown(p)}`: a name of {len(by_base[rel])} steps' files, taken as this one by its lines")
+                    continue
+                both = " and ".join(by_base[rel])
+                ignored.append(f"{shown(p)}: not graded: the name of {both}, and its lines do not say which; "
+                               "hand in the lab's folder (or a zip of it) so that each file has its path")
+                for w in by_base[rel]:
+                    notes.setdefault(w, []).append(f"`{shown(p)}` is not graded: its name is also another step's file")
     # files of the submission outside its lab root are not graded
     if root != sub:
         outside = [p for p in sub.rglob("*") if (p.is_file() or p.is_symlink()) and root not in p.parents]

@@ -403,6 +403,30 @@ class Grade(unittest.TestCase):
         rows = {r["file"]: r for r in src["files"]}
         self.assertTrue(rows["step04_simd/pack.cpp"]["unchanged"])  # flagged for the student to see
 
+    def test_a_flat_file_named_like_two_steps_files_goes_by_its_lines(self):
+        # kernel_avx2.cpp and kernel_avx512.cpp are step04's and step09's: the lab's own files decide
+        lab = HERE.parents[2]
+        mine = lab / "solutions" if (lab / "solutions").is_dir() else lab
+        sub = self.tmp / "sub"
+        write(sub / "kernel_avx2.cpp", (mine / "step09_semiring" / "kernel_avx2.cpp").read_text())
+        write(sub / "kernel_avx512.cpp", (mine / "step04_simd" / "kernel_avx512.cpp").read_text())
+        write(sub / "naive.cpp", "mine")
+        staged, sources = self.tmp / "staged", self.tmp / "sources.json"
+        run("pick", sub, "--lab", lab, "--staged", staged, "--sources", sources)
+        got = sorted(p.relative_to(staged).as_posix() for p in staged.rglob("*") if p.is_file())
+        self.assertEqual(got, ["step01_naive/naive.cpp", "step04_simd/kernel_avx512.cpp",
+                               "step09_semiring/kernel_avx2.cpp"])
+        self.assertEqual((staged / "step09_semiring/kernel_avx2.cpp").read_text(), (sub / "kernel_avx2.cpp").read_text())
+        # lines of neither: not graded, and the report says why
+        (sub / "kernel_avx2.cpp").write_text("int main() { return 0; }\n")
+        shutil.rmtree(staged)
+        run("pick", sub, "--lab", lab, "--staged", staged, "--sources", sources)
+        self.assertFalse((staged / "step09_semiring/kernel_avx2.cpp").exists())
+        self.assertFalse((staged / "step04_simd/kernel_avx2.cpp").exists())
+        src = json.loads(sources.read_text())
+        self.assertTrue(any(i.startswith("kernel_avx2.cpp: not graded: the name of step04_simd/kernel_avx2.cpp and "
+                                         "step09_semiring/kernel_avx2.cpp") for i in src["ignored"]), src["ignored"])
+
     def test_a_stale_build_folder_is_never_graded(self):
         sub = self.tmp / "sub"
         self.release_copy(sub)
@@ -587,6 +611,34 @@ class Grade(unittest.TestCase):
         self.assertEqual(steps["step01"]["score"], 3.75)  # a: 1 of 2 cases, b: 1 of 1; "bad" passes on the skeleton
         self.assertEqual(steps["step02"]["score"], 0)
         self.assertIn("did not compile: step02_transpose/transpose.cpp:3:1: error: oops", self.tmp.joinpath("c.md").read_text())
+        # the untouched skeleton always compiles: a baseline where it did not (a build killed
+        # half way) would fail every case and pay for those the skeleton passes; none is kept
+        p = run("baseline", "--checked", self.tmp / "n.json", "-o", self.tmp / "base3.json", ok=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("the untouched skeleton did not compile", p.stderr)
+        self.assertFalse((self.tmp / "base3.json").exists())
+
+    def test_a_step_partly_graded_here_names_what_is_left_and_one_command(self):
+        # step09 on a CPU host: its CPU semirings graded, its GPU ones not run; step05 not at all
+        no_gpu = "no CUDA device visible (cudaGetDeviceCount: cudaErrorNoDevice)"
+        gpu_variant = lambda step, v: {"step": step, "variant": v, "kind": "gemm", "cases": [
+            {"name": "the variant on this machine", "passed": False, "skipped": True, "why": no_gpu}]}
+        cpu = {"step": "step09", "variant": "minplus", "kind": "gemm",
+               "cases": [{"name": "m3", "passed": True, "why": ""}, {"name": "m5", "passed": True, "why": ""}]}
+        now = {"step05": {"variants": [gpu_variant("step05", "tiled")], "compile_error": None},
+               "step09": {"variants": [cpu, gpu_variant("step09", "minplus_gpu")], "compile_error": None}}
+        (self.tmp / "n.json").write_text(json.dumps(now))
+        out = self.tmp / "c.json"
+        run("score", "--checked", self.tmp / "n.json", "--points", FIX / "points.toml", "--steps", "05,09",
+            "--json", out, "--md", self.tmp / "c.md")
+        md = (self.tmp / "c.md").read_text()
+        steps = {r["step"]: r for r in json.loads(out.read_text())["extra_data"]["lab_steps"]}
+        self.assertEqual(steps["step09"]["status"], "graded")
+        self.assertIn(no_gpu, steps["step09"]["partly"])
+        self.assertIn(f"| graded on the tests that ran here; the others separately: {no_gpu} |", md)
+        self.assertIn("    ./lab grade --submission DIR --steps 05,09 --out there/\n"
+                      "    ./lab grade --merge THIS/results.json there/results.json\n", md)
+        self.assertIn("- step09 (its ", md)
 
     def test_a_checked_gpu_step_without_a_gpu_is_graded_separately(self):
         # step05's variant answered "no usable GPU" (one skipped case); step08's program is not built here

@@ -7,10 +7,15 @@ wrong; nothing on stdout, and nothing made in the tree (no build folder for
 a preset that does not exist, no recorded CSV). Run it as
 python3 common/tools/tests/test_lab_cli.py (ctest: tools.lab_cli).
 """
+import fcntl
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -74,6 +79,30 @@ class LabCli(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("usage: ./lab <command>", r.stderr)
         self.assertEqual(err[-1], "lab: error: unknown command 'frobnicate'")
+
+
+class GradeLock(unittest.TestCase):
+    """A second ./lab grade of one grading folder waits for the first (each
+    grade ends every process of the grading account; two at once spoiled each
+    other's tests), and says so, before it builds anything."""
+
+    @unittest.skipUnless(shutil.which("flock"), "no flock(1) here: ./lab grades without a lock")
+    def test_a_second_grade_waits_for_the_first(self):
+        work = Path(tempfile.mkdtemp())
+        env = dict(os.environ, LAB_GRADE_DIR=str(work), LAB_GRADE_USER="gemm-lab-no-such-account")
+        with open(work / ".grade.lock", "w") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            p = subprocess.Popen([str(LAB), "grade", "--steps", "01"], cwd=ROOT, env=env, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                time.sleep(3)
+                self.assertIsNone(p.poll(), "the second grade did not wait")
+            finally:
+                os.killpg(p.pid, signal.SIGKILL)
+                out = ANSI.sub("", p.communicate()[0])
+        self.assertIn(f"another grade is running in {work}; this one waits for it to end", out)
+        self.assertFalse((work / "release").exists(), "the waiting grade went on to make its release")
+        shutil.rmtree(work)
 
 
 class ScalingCli(unittest.TestCase):
