@@ -826,14 +826,32 @@ def waits_for(test, todos):
 # mpiexec's report (Open MPI, MPICH), MPI_Abort's, the MPI watchdog's, and
 # ctest's log (a crash of a program outside mpiexec, a timeout).
 SIGNALS = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
-CTEST_EXCEPTION = {"SegFault": 11, "Subprocess aborted": 6, "Illegal": 4, "Numerical": 8, "Bus error": 7}
+CTEST_EXCEPTION = {"SegFault": 11, "Subprocess aborted": 6, "Subprocess killed": 9, "Illegal": 4, "Numerical": 8,
+                   "Bus error": 7, "Interrupt": 2}
+# glibc's malloc on finding its bookkeeping overwritten (then it aborts)
+HEAP = re.compile(r"^((?:double free or corruption|free\(\): invalid|malloc\(\): |malloc_consolidate\(\): |"
+                  r"corrupted size vs\. prev_size|corrupted double-linked list|munmap_chunk\(\): invalid|"
+                  r"realloc\(\): invalid)[^\n]*)$", re.M)
 RANK_DIED = re.compile(r"rank (\d+) died with signal (\d+) \((\w+)\) in (\S+)")
 OMPI_SIGNAL = re.compile(r"process rank (\d+) with PID \S+ on node \S+ exited on\s+signal (\d+)")
 MPICH_SIGNAL = re.compile(r"RANK (\d+) PID \d+ RUNNING AT \S+\s*=\s*KILLED BY SIGNAL: (\d+)")
 MPI_ABORT = re.compile(r"MPI_ABORT was invoked on rank (\d+) in communicator \S+\s+with errorcode (-?\d+)")
 MPI_ERROR = re.compile(r"MPI Error in NBC subrequest \S+ : (\d+)|An error occurred in (MPI_\w+)")
 ASAN = re.compile(r"ERROR: AddressSanitizer: (\S+(?: on [^(\n]*?)?)\s*(?:\(|\n)")
-ASAN_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in .*? (\S+\.(?:cpp|hpp|cu|h):\d+)", re.M)
+ASAN_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in (.*?) (\S+\.(?:cpp|hpp|cu|cuh|h|inc):\d+)(?::\d+)?$", re.M)
+ASAN_ACCESS = re.compile(r"\s*((?:READ|WRITE) of size \d+)")
+
+
+def short_path(path):
+    """A source path from its step's folder on (step03_tiling/tiling.cpp:57), else its file name."""
+    m = re.search(r"(?:^|/)((?:step\d\d_\w+|common)/.*)$", path)
+    return m.group(1) if m else path.rsplit("/", 1)[-1]
+
+
+def short_function(name):
+    """A C++ function's name without its arguments, template arguments and namespaces."""
+    name = re.sub(r"&lt;.*&gt;|<.*>", "", name.replace("&amp;", "&")).split("(")[0].strip()
+    return name.rsplit("::", 1)[-1] or name
 PHASE = re.compile(r"the first phase that went wrong: ([^\n]*)")
 RACE = re.compile(r"a race between the streams: (.*?) \(found by the CUDA emulation")
 WATCHDOG = re.compile(r"rank (\d+) made no progress for (\d+) s in (\S+), last in ([^\n]*?): a deadlock")
@@ -853,13 +871,15 @@ def ctest_ending(name, log):
         text = pathlib.Path(log).read_text(errors="replace") if log else ""
     except OSError:
         return None
-    m = re.search(r"Test\s+#\d+: " + re.escape(name) + r" \.*\s*\*+(Exception: ([A-Za-z ]+?)|Timeout)\s+([\d.]+) sec",
-                  text)
+    # "***Exception: SegFault  0.05 sec", "Subprocess aborted***Exception:   0.05 sec" (SIGABRT,
+    # as a double free's) or "***Timeout 600.01 sec"
+    m = re.search(r"Test\s+#\d+: " + re.escape(name) + r" \.*\s*(?:(Subprocess \w+)\*+Exception:|"
+                  r"\*+Exception: ([A-Za-z ]+?)|\*+(Timeout))\s+([\d.]+) sec", text)
     if not m:
         return None
-    if m.group(1) == "Timeout":
-        return ("timeout", float(m.group(3)))
-    return ("signal", CTEST_EXCEPTION.get(m.group(2).strip(), 0))
+    if m.group(3):
+        return ("timeout", float(m.group(4)))
+    return ("signal", CTEST_EXCEPTION.get((m.group(1) or m.group(2)).strip(), 0))
 
 
 def asan_command(test):
@@ -902,9 +922,18 @@ def crash_lines(test, log):
         why = " (15: MPI_ERR_TRUNCATE, a message longer than its receive buffer: do the ranks agree on the " \
               "block's size and the communicator?)" if m.group(1) == "15" else f" (error {m.group(1)})" if m.group(1) else ""
         lines.append(f"the run ended in an MPI error in {call}{why}{where}")
-    for m in list(ASAN.finditer(out))[:1]:  # a run under --preset asan: the access and the first source line
-        frame = ASAN_FRAME.search(out, m.end())
-        lines.append(f"AddressSanitizer: {m.group(1).strip()}" + (f" at {frame.group(1)}" if frame else "") + where)
+    for m in list(ASAN.finditer(out))[:1]:  # a run under --preset asan: the access, and the lines of the step
+        what = re.sub(r" at pc 0x[0-9a-f]+ bp 0x[0-9a-f]+ sp 0x[0-9a-f]+$", "", m.group(1).strip())
+        access = ASAN_ACCESS.match(out, m.end())
+        if access:
+            what += f" ({access.group(1)})"
+        lines.append(f"AddressSanitizer: {what}{where}")
+        end = out.find("\n\n", m.end())  # the stack of the access ends at a blank line (the allocation's follows)
+        frames = [(f.group(1), f.group(2)) for f in ASAN_FRAME.finditer(out[m.end():end if end > 0 else len(out)])]
+        ours = [(fn, at) for fn, at in frames if re.search(r"(^|/)step\d\d_\w+/(?!tests/)", at)] or frames[:1]
+        if ours:
+            chain = [f"{short_path(at)} ({short_function(fn)})" for fn, at in ours[:3]]
+            lines.append("  at " + ", called from ".join(chain))
     phases = list(dict.fromkeys(PHASE.findall(out)))  # step08: where the data first went wrong
     lines += [f"the first phase that went wrong: {ph}" for ph in phases[:1]]
     races = list(dict.fromkeys(RACE.findall(out)))  # step07's emulation: the missing ordering, once each
@@ -912,6 +941,9 @@ def crash_lines(test, log):
     ending = ctest_ending(test["name"], log)
     if ending and ending[0] == "signal" and not lines:
         died(None, ending[1])
+    for m in list(HEAP.finditer(out))[:1]:  # glibc's malloc stopped the program (SIGABRT)
+        lines.append(f"glibc found its heap broken ('{m.group(1).strip()}'): a write outside an allocation, "
+                     "as past the end of a matrix, in this test or one before it")
     if ending and ending[0] == "timeout":
         lines.append(f"timed out after {ending[1]:.0f} s{where}")
     if any("died with signal" in l for l in lines):
@@ -922,6 +954,7 @@ def crash_lines(test, log):
 FAILURE_AT = re.compile(r"(?:^|\s|/)([\w.+-]+):(\d+): Failure\s*$")
 # GoogleTest's own lines before the test's message: an EXPECT_TRUE's "Value of /
 # Actual / Expected", an EXPECT_EQ's "Expected equality ..." and its indented operands
+TRACE_LINE = re.compile(r"^\S+:\d+: (.+)$")  # a GoogleTest trace line: file:line: what SCOPED_TRACE said
 BOOLEAN_NOISE = re.compile(r"^(Value of: .*|  Actual: (true|false)|Expected: (true|false))$")
 
 
@@ -935,20 +968,32 @@ def first_failure(output, most=4):
         m = FAILURE_AT.search(line)
         if not m:
             continue
-        body = []
-        for l in lines[i + 1:]:
-            if l.startswith("[") or FAILURE_AT.search(l) or l.startswith("Google Test trace:"):
-                break
-            if l.strip():
-                body.append(l.rstrip())
+        body, trace, j = [], [], i + 1
+        while j < len(lines) and not (lines[j].startswith("[") or FAILURE_AT.search(lines[j])
+                                      or lines[j].startswith("Google Test trace:")):
+            if lines[j].strip():
+                body.append(lines[j].rstrip())
+            j += 1
+        if j < len(lines) and lines[j].startswith("Google Test trace:"):
+            # the case's own words (SCOPED_TRACE: the sizes, the tiles, the seed), without their file:line
+            for l in lines[j + 1:j + 4]:
+                t = TRACE_LINE.match(l)
+                if not t or FAILURE_AT.search(l):
+                    break
+                trace.append(t.group(1).strip())
         message = [l for l in body if not BOOLEAN_NOISE.match(l)]
         if message and message[0] == "Expected equality of these values:":
             message = message[1:]
             while message and message[0].startswith(" "):
                 message = message[1:]
         shown = message or body
+        at = next((n for n, l in enumerate(shown) if l.startswith("block map (")), None)
+        # the block map whole (at most 16 lines): where in C the wrong elements are is the hint
+        shown = shown[:min(at, most)] + shown[at:at + 17] if at is not None else shown[:most]
+        if trace:
+            shown.append("during: " + "; ".join(trace))
         return f"{m.group(1)}:{m.group(2)}", [l.strip() if len(l) <= 160 else l.strip()[:157] + "..."
-                                             for l in shown[:most]]
+                                             for l in shown]
     return None
 
 
@@ -959,8 +1004,11 @@ def cmd_summary(args):
     todos, waiting = [], set()
     for t in tests.values():
         hit = []
-        for m in re.findall(r"not implemented yet: ([^\n\"]*)", t["output"]):
+        # a test that passed names no TODO (the skeleton check passes by finding them)
+        for m in re.findall(r"not implemented yet: ([^\n\"]*)", t["output"]) if t["result"] == "failed" else []:
             m = m.strip().rstrip(".")
+            while m.endswith(")") and m.count(")") > m.count("("):  # the end of a message around it
+                m = m[:-1].rstrip()
             if m and m not in hit:
                 hit.append(m)
         t["todos"] = hit

@@ -71,6 +71,7 @@ TEST(Step02Threads, SameBitsForAnyThreadCount) {
     lab::Matrix many = C0.clone();
     lab::step02::dgemm(1.5, A.cview(), B.cview(), 0.5, many.view());
     EXPECT_EQ(0, std::memcmp(one.data(), many.data(), sizeof(double) * one.size()))
-        << threads << " threads give other bits than one thread: do threads share elements of C?";
+        << threads << " threads give other bits than one thread: do threads share elements of C, or a variable (a sum "
+           "declared outside the parallel loop)?";
   }
 }

@@ -97,7 +97,8 @@ TEST(Step03Threads, SameBitsForAnyThreadCount) {
     lab::Matrix many = p.C0.clone();
     lab::step03::dgemm_tiled(1.0, p.A.cview(), p.B.cview(), -1.0, many.view(), tiles);
     EXPECT_EQ(0, std::memcmp(one.data(), many.data(), sizeof(double) * one.size()))
-        << threads << " threads give other bits than one thread: do threads share elements of C?";
+        << threads << " threads give other bits than one thread: do threads share elements of C, or a variable (a sum "
+           "declared outside the parallel loop)?";
   }
   omp_set_num_threads(saved);
 }

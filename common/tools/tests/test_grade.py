@@ -128,6 +128,17 @@ class Grade(unittest.TestCase):
         self.assertIn("Step01.Square", p.stdout)
         self.assertIn("1 passed, 3 failed, 1 skipped", p.stdout)
 
+    def test_summary_names_the_todos_of_failed_tests_alone(self):
+        # the instructor tree: the skeleton check passes by finding the TODO, and names it in parentheses
+        check = ("as expected, the skeleton fails its tests: 3 failure lines, 1 'not implemented yet' "
+                 "(first: not implemented yet: step01 dgemm: the j, p, i triple loop (see the handout))\n")
+        p = run("summary", self.junit(("step01_naive.student.must_fail", "pass", check)))
+        self.assertNotIn("not implemented yet", p.stdout)
+        self.assertIn("1 passed, 0 failed", p.stdout)
+        # a failed one names it once, without the parenthesis that closed the message around it
+        p = run("summary", self.junit(("step01_naive.student.must_fail", "fail", check)), ok=False)
+        self.assertIn("  not implemented yet: step01 dgemm: the j, p, i triple loop (see the handout)\n", p.stdout)
+
     def test_summary_shows_the_first_failures_message(self):
         out = ("[ RUN      ] S.Good\n[       OK ] S.Good (0 ms)\n[ RUN      ] S.Bad\n"
                "/src/step09_semiring/tests/semiring_testing.hpp:148: Failure\nValue of: r.ok\n  Actual: false\n"
@@ -140,7 +151,21 @@ class Grade(unittest.TestCase):
         self.assertEqual(len(first), 2, p.stdout)
         shown = [l.strip() for l in first[1].splitlines() if l.strip().startswith("|")]
         self.assertEqual(shown, ["| wrong result:", "| 3 of 9 elements differ (mismatch):",
-                                 "| C(1, 0) = nan, want -inf exactly"])
+                                 "| C(1, 0) = nan, want -inf exactly", "| during: minplus m3 n3, seed 7"])
+        # a wrong result's block map comes whole, after at most four lines of the message
+        mapped = ("[ RUN      ] C.Small\n/src/common/testing/contract.cpp:146: Failure\nwrong result for m=2:\n"
+                  "4 of 4 elements of C (2 x 2) are outside the bound:\n" +
+                  "".join(f"C({i},0) = 1, want 0\n" for i in range(4)) +
+                  "block map (1 x 1 elements per character; '.' right, 'X' wrong, 'N' NaN/Inf):\n  X.\n  XX\n"
+                  "Google Test trace:\n/src/step03_tiling/tests/test_tiling.cpp:40: tiles mc 1, nc 1, kc 1\n"
+                  "[  FAILED  ] C.Small (0 ms)\n")
+        p = run("summary", self.junit(("step03_tiling.student.correctness", "fail", mapped)), ok=False)
+        shown = [l.strip() for l in p.stdout.split("the first failure (contract.cpp:146):\n")[1].splitlines()
+                 if l.strip().startswith("|")]
+        self.assertEqual(shown, ["| wrong result for m=2:", "| 4 of 4 elements of C (2 x 2) are outside the bound:",
+                                 "| C(0,0) = 1, want 0", "| C(1,0) = 1, want 0",
+                                 "| block map (1 x 1 elements per character; '.' right, 'X' wrong, 'N' NaN/Inf):",
+                                 "| X.", "| XX", "| during: tiles mc 1, nc 1, kc 1"])
         # an EXPECT_EQ with a message: the message, not the operands; without one: the operands
         eq = ("[ RUN      ] W.Same\n/src/test_ways.cpp:244: Failure\nExpected equality of these values:\n  0\n"
               "  std::memcmp(a, b, n)\n    Which is: 8\nways jc 1 x ic 2 give other bits: a race?\n"
@@ -232,7 +257,21 @@ class Grade(unittest.TestCase):
         self.assertIn("find the line: ./lab test --preset asan step03 -R '^step03_tiling\\.student\\.correctness$'",
                       p.stdout)
         self.assertIn("timed out after 60 s in test Step08Cube.EveryGrid", p.stdout)
-        self.assertEqual(p.stdout.count("find the line"), 2)  # not for an abort or a timeout
+        self.assertEqual(p.stdout.count("find the line"), 2)  # not for MPI_Abort or a timeout
+
+    def test_an_abort_from_a_corrupted_heap_is_named(self):
+        # ctest 3.25: "Subprocess aborted***Exception:"; glibc's own line says what it found
+        out = ("[ RUN      ] Contract/S.M/c0\n[       OK ] Contract/S.M/c0 (0 ms)\n"
+               "[ RUN      ] Step02TransposeScaled.EveryElementMovesAndIsScaled\ndouble free or corruption (out)\n")
+        log = self.tmp / "ctest.log"
+        log.write_text("1/2 Test #1: step02_transpose.student.correctness ...Subprocess aborted***Exception:"
+                       "   0.05 sec\n")
+        p = run("summary", self.junit(("step02_transpose.student.correctness", "fail", out)), "--log", log, ok=False)
+        self.assertIn("the program died with signal 6 (SIGABRT) in test Step02TransposeScaled."
+                      "EveryElementMovesAndIsScaled", p.stdout)
+        self.assertIn("glibc found its heap broken ('double free or corruption (out)'): a write outside an "
+                      "allocation, as past the end of a matrix, in this test or one before it", p.stdout)
+        self.assertIn("find the line: ./lab test --preset asan step02", p.stdout)
 
     def test_the_phase_and_an_mpi_error_of_step08_are_quoted(self):
         phase = ("the first phase that went wrong: B broadcast: rank 1 at (1,0,0) starts its product with a wrong "
@@ -249,8 +288,21 @@ class Grade(unittest.TestCase):
                "bp 0x7 sp 0x7 T0)\n    #0 0x55d7 in lab::step08::multiply_blocks&lt;double&gt;(Plan const&amp;) "
                "/src/step08_mpi_3d/cube.cpp:85\n")
         p = run("summary", self.junit(("step08_mpi_3d.student.correctness.np2", "fail", out)), ok=False)
-        self.assertIn("AddressSanitizer: SEGV on unknown address 0x62 at /src/step08_mpi_3d/cube.cpp:85 in test "
-                      "Step08Multiply.Blocks", p.stdout)
+        self.assertIn("AddressSanitizer: SEGV on unknown address 0x62 in test Step08Multiply.Blocks\n"
+                      "           at step08_mpi_3d/cube.cpp:85 (multiply_blocks)\n", p.stdout)
+        # the frames in the step's own files (not its tests), three at most, without the registers
+        out = ("[ RUN      ] Step03Tiles.Any\n==7==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x629 at "
+               "pc 0x55 bp 0x7f sp 0x7f\nREAD of size 8 at 0x629 thread T0\n"
+               "    #0 0x55 in dot_2x2 /w/step03_tiling/tiling.cpp:57\n    #1 0x55 in block /w/step03_tiling/tiling.cpp:77\n"
+               "    #2 0x55 in tiled_loops /w/step03_tiling/tiling.cpp:103\n"
+               "    #3 0x55 in lab::step03::student::dgemm_tiled(double, lab::View&lt;double const&gt;) "
+               "/w/step03_tiling/tiling.cpp:160\n    #4 0x55 in Step03Tiles_Any_Test::TestBody() "
+               "/w/step03_tiling/tests/test_tiling.cpp:44\n\n0x629 is located 8 bytes after\nallocated by thread T0 here:\n"
+               "    #0 0x7f in operator new(unsigned long) /usr/src/asan_new_delete.cpp:95\n")
+        p = run("summary", self.junit(("step03_tiling.student.correctness", "fail", out)), ok=False)
+        self.assertIn("AddressSanitizer: heap-buffer-overflow on address 0x629 (READ of size 8) in test Step03Tiles.Any\n"
+                      "           at step03_tiling/tiling.cpp:57 (dot_2x2), called from step03_tiling/tiling.cpp:77 "
+                      "(block), called from step03_tiling/tiling.cpp:103 (tiled_loops)\n", p.stdout)
 
     def test_a_race_the_cuda_emulation_found_is_named_once(self):
         race = ("C++ exception with description \"a race between the streams: compute read panel 0 of buffer "
