@@ -73,6 +73,15 @@ class LabCli(unittest.TestCase):
         made = {p for p in MADE_IF_THEY_WENT_ON if (ROOT / p).exists()} - before
         self.assertFalse(made, "a bad command made files in the tree")
 
+    def test_help_after_a_command_is_the_usage(self):
+        # before: 'unknown option', or (test) ctest's help after a whole build
+        for cmd in ("test", "bench", "grade", "release", "doctor", "autograder"):
+            for flag in ("--help", "-h"):
+                with self.subTest(cmd=f"./lab {cmd} {flag}"):
+                    r = self.run_lab([cmd, flag])
+                    self.assertEqual(r.returncode, 0, r.stderr[-300:])
+                    self.assertTrue(r.stdout.startswith("usage: ./lab <command>"), r.stdout[:200])
+
     def test_unknown_command_shows_the_usage_then_the_error(self):
         r = self.run_lab(["frobnicate"])
         err = [ANSI.sub("", line) for line in r.stderr.splitlines() if line.strip()]
