@@ -18,7 +18,7 @@
 // a failure on one rank is raised on all.
 //
 // Test:   ./lab test step08
-// Time:   mpiexec -n 8 --oversubscribe build/student/bin/step08_mpi_3d --n 1024 --impl student
+// Time:   mpiexec -n 4 --oversubscribe build/student/bin/step08_mpi_3d --n 1024 --threads 1 --impl student
 #include <mpi.h>
 
 #include <memory>

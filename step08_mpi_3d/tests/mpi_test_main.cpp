@@ -9,8 +9,9 @@
 //   with the ranks that saw them (most failures are seen alike on every rank);
 // - a watchdog ends a deadlock (a rank waiting in a collective that another rank
 //   never entered) when no rank of this process made progress for
-//   LAB_MPI_WATCHDOG_S seconds (default 30, so it fires within about a minute),
-//   and says which test, grid and phase each rank was in.
+//   LAB_MPI_WATCHDOG_S seconds (default 30; it looks every few seconds, so it
+//   fires within a few seconds of that), and says which test, grid and phase
+//   each rank was in.
 // Every rank exits with the same status: failed when any rank failed. All ranks
 // draw their random matrices from one seed (rank 0's, or LAB_SEED), so that the
 // contract suite can run collectively (test_cube.cpp).
@@ -18,11 +19,13 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <string>
 #include <vector>
@@ -36,6 +39,15 @@ int g_rank = 0;
 unsigned g_watchdog_s = 30;
 char g_test[160] = "(before the first test)";
 unsigned g_ticks_seen = 0;
+std::atomic<double> g_seen_at{0};  // when the progress count last changed (or the test began)
+
+unsigned look_every_s() { return g_watchdog_s < 5 ? 1 : 5; }
+
+double now_s() {  // (clock_gettime is async-signal-safe)
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
 
 void write_all(const char* s) {
   const ssize_t ignored = write(STDERR_FILENO, s, std::strlen(s));
@@ -48,7 +60,12 @@ extern "C" void on_alarm(int) {
   const unsigned now = p.ticks.load(std::memory_order_acquire);
   if (now != g_ticks_seen) {  // progress since the last look: look again later
     g_ticks_seen = now;
-    alarm(g_watchdog_s);
+    g_seen_at = now_s();
+    alarm(look_every_s());
+    return;
+  }
+  if (now_s() - g_seen_at < double(g_watchdog_s)) {  // no progress yet, but not for long
+    alarm(look_every_s());
     return;
   }
   char line[512];
@@ -66,7 +83,8 @@ class Watchdog : public ::testing::EmptyTestEventListener {
   void OnTestStart(const ::testing::TestInfo& t) override {
     std::snprintf(g_test, sizeof g_test, "test %s.%s", t.test_suite_name(), t.name());
     g_ticks_seen = lab::step08::progress().ticks.load();
-    alarm(g_watchdog_s);
+    g_seen_at = now_s();
+    alarm(look_every_s());
   }
   void OnTestEnd(const ::testing::TestInfo&) override { alarm(0); }
 };
