@@ -839,6 +839,7 @@ MPI_ABORT = re.compile(r"MPI_ABORT was invoked on rank (\d+) in communicator \S+
 MPI_ERROR = re.compile(r"MPI Error in NBC subrequest \S+ : (\d+)|An error occurred in (MPI_\w+)")
 ASAN = re.compile(r"ERROR: AddressSanitizer: (\S+(?: on [^(\n]*?)?)\s*(?:\(|\n)")
 ASAN_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in (.*?) (\S+\.(?:cpp|hpp|cu|cuh|h|inc):\d+)(?::\d+)?$", re.M)
+UBSAN = re.compile(r"^(\S+?):(\d+):\d+: runtime error: ([^\n]*)", re.M)
 ASAN_ACCESS = re.compile(r"\s*((?:READ|WRITE) of size \d+)")
 
 
@@ -854,7 +855,7 @@ def short_function(name):
     return name.rsplit("::", 1)[-1] or name
 PHASE = re.compile(r"the first phase that went wrong: ([^\n]*)")
 RACE = re.compile(r"a race between the streams: (.*?) \(found by the CUDA emulation")
-WATCHDOG = re.compile(r"rank (\d+) made no progress for (\d+) s in (\S+), last in ([^\n]*?): a deadlock")
+WATCHDOG = re.compile(r"rank (\d+) made no progress for (\d+) s in (?:test )?(\S+), last in ([^\n]*?): a deadlock")
 
 
 def case_in_progress(out):
@@ -882,8 +883,15 @@ def ctest_ending(name, log):
     return ("signal", CTEST_EXCEPTION.get((m.group(1) or m.group(2)).strip(), 0))
 
 
-def asan_command(test):
-    """The command that rebuilds this test's step under AddressSanitizer and runs it."""
+def asan_command(test, log=None):
+    """The command that rebuilds this test's step under AddressSanitizer and runs it;
+    for a GPU step's program (the asan preset builds no CUDA code), compute-sanitizer's."""
+    gpu = re.fullmatch(r"(step0[5-7]_\w+)\.(student|solution)\.(correctness|performance)", test["name"])
+    if gpu:
+        preset = re.search(r"test-(\w+)\.log$", str(log or ""))
+        case = case_in_progress(test["output"])
+        return (f"compute-sanitizer --tool memcheck build/{preset.group(1) if preset else 'student'}/{gpu.group(1)}/"
+                f"{gpu.group(1)}_{gpu.group(3)}_{gpu.group(2)}" + (f" --gtest_filter='{case}'" if case else ""))
     step = step_of(test["name"]) or ""
     mpi = ".np" in test["name"] or "mpiexec" in test["output"]
     env = "LAB_CONFIGURE_ARGS=-DLAB_ENABLE_MPI=ON ASAN_OPTIONS=detect_leaks=0 " if mpi else ""
@@ -914,9 +922,13 @@ def crash_lines(test, log):
                 died(int(m.group(1)), int(m.group(2)))
     for m in MPI_ABORT.finditer(out):
         lines.append(f"rank {m.group(1)} called MPI_Abort (error code {m.group(2)}){where}")
-    for m in WATCHDOG.finditer(out):
+    # a deadlock: every rank says where it waits; those inside a collective first, two in all
+    stuck = sorted(WATCHDOG.finditer(out), key=lambda m: ("done, waiting" in m.group(4), int(m.group(1))))
+    for m in stuck[:2]:
         lines.append(f"rank {m.group(1)} made no progress for {m.group(2)} s in test {m.group(3)} "
                      f"(last in {m.group(4)}): a deadlock?")
+    if len(stuck) > 2:
+        lines.append(f"... and {len(stuck) - 2} more rank{'s' if len(stuck) > 3 else ''} (each in the log)")
     for m in list(MPI_ERROR.finditer(out))[:1]:
         call = m.group(2) or "a collective"
         why = " (15: MPI_ERR_TRUNCATE, a message longer than its receive buffer: do the ranks agree on the " \
@@ -934,6 +946,8 @@ def crash_lines(test, log):
         if ours:
             chain = [f"{short_path(at)} ({short_function(fn)})" for fn, at in ours[:3]]
             lines.append("  at " + ", called from ".join(chain))
+    for m in list(UBSAN.finditer(out))[:1]:  # --preset asan's other sanitizer
+        lines.append(f"UndefinedBehaviorSanitizer: {m.group(3).strip()} at {short_path(m.group(1))}:{m.group(2)}{where}")
     phases = list(dict.fromkeys(PHASE.findall(out)))  # step08: where the data first went wrong
     lines += [f"the first phase that went wrong: {ph}" for ph in phases[:1]]
     races = list(dict.fromkeys(RACE.findall(out)))  # step07's emulation: the missing ordering, once each
@@ -947,7 +961,7 @@ def crash_lines(test, log):
     if ending and ending[0] == "timeout":
         lines.append(f"timed out after {ending[1]:.0f} s{where}")
     if any("died with signal" in l for l in lines):
-        lines.append(f"find the line: {asan_command(test)}")
+        lines.append(f"find the line: {asan_command(test, log)}")
     return lines
 
 
@@ -997,6 +1011,27 @@ def first_failure(output, most=4):
     return None
 
 
+def skipped_student_state(name, root=pathlib.Path(__file__).resolve().parents[2]):
+    """Where a student's tests could not run here (a GPU step without a GPU): what
+    can still be said, read from the step's files: it compiled (the tests were
+    built), and the TODOs still in them, so that a finished kernel and an
+    untouched one no longer read alike."""
+    m = re.fullmatch(r"(step\d\d_\w+)\.student\.correctness", name)
+    if not m or not (root / STUDENT_FILES).is_file():
+        return []
+    todos = []
+    for rel in student_files(root):
+        if rel.startswith(m.group(1) + "/"):
+            try:
+                text = (root / rel).read_text(errors="replace")
+            except OSError:
+                continue
+            todos += [f"{rel}: {t}" for t in re.findall(r'^\s*LAB_TODO\("([^"\n]*)"\)', text, re.M)]
+    if todos:
+        return ["compiled; the TODOs still in its files:"] + [f"  {t}" for t in todos[:4]]
+    return ["compiled, and no TODO is left in its files; its tests run on a GPU host (or ./lab grade there)"]
+
+
 def cmd_summary(args):
     """What ./lab test prints: one line a test, the failing cases, the TODOs left."""
     tests = read_junit(args.junit, args.log)
@@ -1019,6 +1054,7 @@ def cmd_summary(args):
         else:
             count[t["result"]] += 1
             todos += [m for m in hit if m not in todos]
+    shown_first = {}  # the first failures printed whole: (where, lines) -> the test
     for t in tests.values():
         # cases that could not run here, in a program whose other cases ran
         skips = skipped_here([c for c, s in t["cases"].items() if s == "skipped"], t["skip_reasons"])
@@ -1029,6 +1065,8 @@ def cmd_summary(args):
         if t["result"] == "skipped":
             why = skip_marker(t["output"])
             print(f"  SKIP {t['name']}" + (f": {why}" if why else ""))
+            for line in skipped_student_state(t["name"]):
+                print(f"         {line}")
             continue
         if t["waits"]:
             print(f"  WAIT {t['name']}: needs {', '.join(sorted(t['waits']))}: {t['todos'][0]}")
@@ -1051,7 +1089,11 @@ def cmd_summary(args):
                 names = list(t["cases"])
                 lost = [c for c in names[:names.index(gone["culprit"]) + 1] if t["cases"][c] == "failed"]
         elif totals or t["cases"]:
-            print(f"  FAIL {t['name']}{why}: {ran - passed} of {ran} cases failed")
+            # a program that ended in its middle (a crash, a deadlock, MPI_Abort): how much did not run
+            planned = re.search(r"\[==========\] Running (\d+) tests? from", t["output"])
+            cut = f"; it ended in its case {started} of {planned.group(1)}: the others did not run" \
+                if not totals and planned and int(planned.group(1)) > started else ""
+            print(f"  FAIL {t['name']}{why}: {ran - passed} of {ran} cases failed{cut}")
         else:
             print(f"  FAIL {t['name']}{why}")
         for line in crash_lines(t, args.log):
@@ -1064,9 +1106,15 @@ def cmd_summary(args):
             print(f"         and {skipped_text(skips)}")
         first = first_failure(t["output"]) if lost and not t["todos"] else None
         if first and first[1]:  # what went wrong, on the first screen (a TODO says so itself)
-            print(f"         the first failure ({first[0]}):")
-            for line in first[1]:
-                print(f"         | {line}")
+            key = (first[0], tuple(l for l in first[1] if not l.startswith("during: ")))  # (the seed differs)
+            again = shown_first.get(key)
+            if again:  # (step08 at 2, 3, 4, 6 and 8 ranks: once is enough)
+                print(f"         the first failure ({first[0]}): the same as in {again}")
+            else:
+                shown_first[key] = t["name"]
+                print(f"         the first failure ({first[0]}):")
+                for line in first[1]:
+                    print(f"         | {line}")
         if not t["cases"]:
             for line in t["output"].strip().splitlines()[-5:]:
                 print(f"         | {line}")

@@ -178,6 +178,11 @@ class Grade(unittest.TestCase):
                       p.stdout)
         self.assertIn("the first failure (test_x.cpp:9):\n         | Expected equality of these values:\n"
                       "         | 3\n         | count\n         | Which is: 4\n", p.stdout)
+        # the same first failure in two programs (step08 at 2 and 3 ranks) is shown once
+        p = run("summary", self.junit(("step03_tiling.student.correctness", "fail", bare),
+                                      ("step03_tiling.student.performance", "fail", bare)), ok=False)
+        self.assertEqual(p.stdout.count("Which is: 4"), 1, p.stdout)
+        self.assertIn("the first failure (test_x.cpp:9): the same as in step03_tiling.student.correctness", p.stdout)
         # a TODO's failure names the TODO instead
         p = run("summary", FIX / "skeleton.xml", ok=False)
         self.assertNotIn("the first failure", p.stdout)
@@ -272,6 +277,25 @@ class Grade(unittest.TestCase):
         self.assertIn("glibc found its heap broken ('double free or corruption (out)'): a write outside an "
                       "allocation, as past the end of a matrix, in this test or one before it", p.stdout)
         self.assertIn("find the line: ./lab test --preset asan step02", p.stdout)
+        # a GPU step's program: compute-sanitizer on that program and case (asan builds no CUDA code)
+        log = self.tmp / "test-student.log"
+        log.write_text("1/1 Test #1: step05_cuda_shared.student.correctness ...***Exception: SegFault  0.5 sec\n")
+        p = run("summary", self.junit(("step05_cuda_shared.student.correctness", "fail",
+                                       "[ RUN      ] Contract/S.M/c3\n")), "--log", log, ok=False)
+        self.assertIn("find the line: compute-sanitizer --tool memcheck build/student/step05_cuda_shared/"
+                      "step05_cuda_shared_correctness_student --gtest_filter='Contract/S.M/c3'", p.stdout)
+
+    def test_a_deadlock_names_its_rank_test_and_phase(self):
+        # the words step08's watchdog prints (tests/mpi_test_main.cpp)
+        out = ("[ RUN      ] Step08Multiply.BlocksWhereTheyLie\n\nstep08 tests: rank 0 made no progress for 30 s in "
+               "test Step08Multiply.BlocksWhereTheyLie, last in grid 1x1x2, phase reduce: in MPI_Reduce on fibre_c "
+               "(along z), rank at (0,0,0): a deadlock? (a rank waiting in a collective that another rank never "
+               "entered)\n")
+        p = run("summary", self.junit(("step08_mpi_3d.student.correctness.np2", "fail",
+                                       "[==========] Running 71 tests from 9 test suites.\n" + out)), ok=False)
+        self.assertIn("1 of 1 cases failed; it ended in its case 1 of 71: the others did not run", p.stdout)
+        self.assertIn("rank 0 made no progress for 30 s in test Step08Multiply.BlocksWhereTheyLie (last in grid "
+                      "1x1x2, phase reduce: in MPI_Reduce on fibre_c (along z), rank at (0,0,0)): a deadlock?", p.stdout)
 
     def test_the_phase_and_an_mpi_error_of_step08_are_quoted(self):
         phase = ("the first phase that went wrong: B broadcast: rank 1 at (1,0,0) starts its product with a wrong "
@@ -299,6 +323,11 @@ class Grade(unittest.TestCase):
                "/w/step03_tiling/tiling.cpp:160\n    #4 0x55 in Step03Tiles_Any_Test::TestBody() "
                "/w/step03_tiling/tests/test_tiling.cpp:44\n\n0x629 is located 8 bytes after\nallocated by thread T0 here:\n"
                "    #0 0x7f in operator new(unsigned long) /usr/src/asan_new_delete.cpp:95\n")
+        ub = ("[ RUN      ] Step08Cube.Any\n/w/step08_mpi_3d/cube.cpp:234:63: runtime error: store to null pointer "
+              "of type 'double'\n")
+        p = run("summary", self.junit(("step08_mpi_3d.student.correctness.np1", "fail", ub)), ok=False)
+        self.assertIn("UndefinedBehaviorSanitizer: store to null pointer of type 'double' at step08_mpi_3d/cube.cpp:234 "
+                      "in test Step08Cube.Any", p.stdout)
         p = run("summary", self.junit(("step03_tiling.student.correctness", "fail", out)), ok=False)
         self.assertIn("AddressSanitizer: heap-buffer-overflow on address 0x629 (READ of size 8) in test Step03Tiles.Any\n"
                       "           at step03_tiling/tiling.cpp:57 (dot_2x2), called from step03_tiling/tiling.cpp:77 "
@@ -344,6 +373,15 @@ class Grade(unittest.TestCase):
         test = next(t for t in data["tests"] if t["name"].startswith("step05"))
         self.assertEqual(test["status"], "failed")
         self.assertIn(f"not graded: 2 cases skipped here ({NO_DMMA})", test["output"])
+
+    def test_a_gpu_step_skipped_here_still_says_what_is_left_in_its_files(self):
+        # no GPU: the untouched step05 and a finished one used to read alike ("SKIP")
+        junit = self.junit(("step05_cuda_shared.student.correctness", "notrun",
+                            "LAB-SKIP: no CUDA GPU is visible\n"))
+        p = run("summary", junit)
+        self.assertIn("SKIP step05_cuda_shared.student.correctness: no CUDA GPU is visible\n"
+                      "         compiled; the TODOs still in its files:\n", p.stdout)
+        self.assertIn("\n           step05_cuda_shared/tiled_shared.cu: step05 dgemm: write the body", p.stdout)
 
     def test_a_partly_skipped_program_that_passed_is_graded_on_what_ran(self):
         out = gtest_run(passed=["Simt.A", "Simt.B"], skipped={"Dmma.A": NO_DMMA},

@@ -47,6 +47,7 @@ BAD = [
     (["release"], "which folder"),
     (["autograder"], "OUT.zip"),
     (["doctor", "--x"], "takes no arguments"),
+    (["test", "--preset", "asan", "step05"], "builds no CUDA code"),
 ]
 
 
