@@ -176,7 +176,7 @@ def main():
     try:
         draw(runs, png)
     except ImportError:
-        print("timeline: matplotlib is missing (apt-get install python3-matplotlib): no picture", file=sys.stderr)
+        print(labio.no_matplotlib("timeline"), file=sys.stderr)
         return
     print(f"timeline: drew {png}")
 

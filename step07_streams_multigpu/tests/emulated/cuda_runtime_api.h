@@ -14,7 +14,7 @@
 //   synchronizations) between them, is a race, and so is a write over memory
 //   that work on another stream may still read or write. The call that
 //   queues it fails (LAB_CUDA_CHECK throws) with the missing ordering named:
-//     compute read panel 3 of buffer slot 1 before its copy completed: no wait on its event
+//     compute read panel 3 of buffer slot 1 before its copy completed: no wait on its event (or ...)
 //     h2d copy of panel 5 into buffer slot 1 while the product that reads it is still queued on compute: ...
 //   (names come from engine.cpp's describe calls; the race is found whatever
 //   the seed, since the check follows the events, not the order the work ran in).
@@ -325,10 +325,12 @@ inline std::string writer_phrase(const Stream& s, const Label& l, const Allocati
 inline std::string race_message(const State& st, const Stream& s, const Label& mine, const Access& a,
                                  const Record& r, const Allocation& al) {
   const std::string other = st.streams.count(r.stream) ? st.streams.at(r.stream).name : "another stream";
-  std::string why = "no wait on its event";
+  const std::string rk = r.label.kind.empty() ? "work" : r.label.kind;
+  // (which wait was meant cannot be told: a wait on an event recorded before the
+  // work, or never recorded, orders nothing, as no wait at all)
+  std::string why = "no wait on its event (or one recorded before it, or never: such a wait returns at once)";
   if (s.self_wait_on >= 0)
     why = "the event " + s.name + " waited for was recorded on " + s.name + " itself, not on " + other;
-  const std::string rk = r.label.kind.empty() ? "work" : r.label.kind;
   if (r.a.write && !a.write) {
     if (rk == "copy" || rk == "peer copy")
       return s.name + " read " + (r.label.what.empty() ? "the data" : r.label.what) + " of " + al.name +

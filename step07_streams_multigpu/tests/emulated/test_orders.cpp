@@ -194,3 +194,43 @@ TEST(Step07Emulation, ASecondCallReusesTheFirstCallsDeviceBuffers) {
   lab::step07::dgemm_multigpu(0.5, A.cview(), B.cview(), 2.0, C.view(), o);
   EXPECT_TRUE(lab::check_against_reference(0.5, A.cview(), B.cview(), 2.0, C0.cview(), C.cview()).ok);
 }
+
+// A wait that misses its copy, in each of its three forms (no wait, a wait on an
+// event never recorded, or on one recorded before the copy: both return at
+// once), is found, and the message names all three, since which was meant
+// cannot be told.
+TEST(Step07Emulation, AWaitThatMissesItsCopyIsFoundInEachForm) {
+  const size_t bytes = 8 * sizeof(double);
+  double *host = nullptr, *back = nullptr, *dev = nullptr;
+  LAB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host), bytes));
+  LAB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&back), bytes));
+  const std::string says =
+      "compute read panel 0 of buffer slot 0 before its copy completed: no wait on its event (or one recorded "
+      "before it, or never: such a wait returns at once)";
+  for (const int form : {0, 1, 2}) {  // no wait; a wait on an event never recorded; recorded before the copy
+    SCOPED_TRACE("form " + std::to_string(form));
+    LAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&dev), bytes));
+    lab_emulated::name_memory(dev, "buffer slot 0");
+    cudaStream_t h2d, compute;
+    cudaEvent_t ready;
+    LAB_CUDA_CHECK(cudaStreamCreateWithFlags(&h2d, cudaStreamNonBlocking));
+    LAB_CUDA_CHECK(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
+    lab_emulated::name_stream(h2d, "h2d");
+    lab_emulated::name_stream(compute, "compute");
+    LAB_CUDA_CHECK(cudaEventCreate(&ready));
+    if (form == 2) LAB_CUDA_CHECK(cudaEventRecord(ready, h2d));
+    lab_emulated::describe("copy", "panel 0");
+    ASSERT_EQ(cudaMemcpy2DAsync(dev, bytes, host, bytes, bytes, 1, cudaMemcpyHostToDevice, h2d), cudaSuccess);
+    if (form > 0) LAB_CUDA_CHECK(cudaStreamWaitEvent(compute, ready));
+    EXPECT_NE(cudaMemcpy2DAsync(back, bytes, dev, bytes, bytes, 1, cudaMemcpyDeviceToHost, compute), cudaSuccess);
+    EXPECT_NE(lab_emulated::last_error().find(says), std::string::npos) << lab_emulated::last_error();
+    LAB_CUDA_CHECK(cudaStreamSynchronize(h2d));
+    LAB_CUDA_CHECK(cudaStreamSynchronize(compute));
+    LAB_CUDA_CHECK(cudaEventDestroy(ready));
+    LAB_CUDA_CHECK(cudaStreamDestroy(h2d));
+    LAB_CUDA_CHECK(cudaStreamDestroy(compute));
+    LAB_CUDA_CHECK(cudaFree(dev));
+  }
+  LAB_CUDA_CHECK(cudaFreeHost(host));
+  LAB_CUDA_CHECK(cudaFreeHost(back));
+}
