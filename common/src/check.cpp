@@ -74,6 +74,7 @@ CheckResult check_gemm(double alpha, ConstMatView A, ConstMatView B, double beta
   const double scale = kBoundConstant * double(k + 2) * kEps;
   std::vector<char> bad(static_cast<size_t>(m * n), 0);
   std::ostringstream first;
+  int64_t unchanged = 0;  // wrong elements that still hold C's value from before the call
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t i = 0; i < m; ++i) {
       const double got = C(i, j), want = C_ref(i, j);
@@ -96,6 +97,8 @@ CheckResult check_gemm(double alpha, ConstMatView A, ConstMatView B, double beta
       ++r.checked;
       if (wrong) {
         bad[i + j * m] = kind;
+        const double was = C0(i, j);
+        if (got == was || (std::isnan(got) && std::isnan(was))) ++unchanged;
         if (r.mismatches < kShowMismatches)
           first << "  C(" << i << "," << j << ") = " << got << ", want " << want << " (|diff| " << err
                 << " > bound " << bound << ")\n";
@@ -109,8 +112,13 @@ CheckResult check_gemm(double alpha, ConstMatView A, ConstMatView B, double beta
     rep.precision(17);
     rep << r.mismatches << " of " << r.checked << " elements of C (" << m << " x " << n
         << ") are outside the bound " << kBoundConstant << " * (k+2) * eps * (|alpha||A||B| + |beta||C0|)"
-        << ", k = " << k << ":\n"
-        << first.str();
+        << ", k = " << k << ":\n";
+    if (unchanged == r.mismatches)
+      rep << "  (each of them still holds C's value from before the call: nothing was written there;"
+             " a block skipped, or C not copied back?)\n";
+    else if (unchanged > 0)
+      rep << "  (" << unchanged << " of them still hold C's value from before the call: not written)\n";
+    rep << first.str();
     if (r.mismatches > kShowMismatches) rep << "  ...\n";
     rep << block_map(m, n, bad);
     r.report = rep.str();

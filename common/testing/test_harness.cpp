@@ -61,6 +61,18 @@ TEST(Check, CatchesOneWrongElementAndSaysWhere) {
   EXPECT_NE(r.report.find("block map"), std::string::npos) << r.report;
 }
 
+TEST(Check, SaysWhenWrongElementsWereNotWrittenAtAll) {
+  Product p(12, 10, 6, 14);
+  lab::reference_gemm(0.5, p.A.cview(), p.B.cview(), 2.0, p.C.view());
+  for (int64_t i = 0; i < 12; ++i) p.C(i, 7) = p.C0(i, 7);  // a column never written
+  auto r = lab::check_against_reference(0.5, p.A.cview(), p.B.cview(), 2.0, p.C0.cview(), p.C.cview());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.report.find("each of them still holds C's value from before the call"), std::string::npos) << r.report;
+  p.C(0, 0) += 1.0;  // and one written wrong
+  r = lab::check_against_reference(0.5, p.A.cview(), p.B.cview(), 2.0, p.C0.cview(), p.C.cview());
+  EXPECT_NE(r.report.find("12 of them still hold C's value from before the call"), std::string::npos) << r.report;
+}
+
 TEST(Check, NaNWhereANumberIsDueFails) {
   Product p(8, 8, 8, 13);
   lab::reference_gemm(1.0, p.A.cview(), p.B.cview(), 0.0, p.C.view());
