@@ -240,8 +240,7 @@ def main():
     try:
         plot(runs, png, args.title)
     except ImportError:
-        print("plot_breakdown.py: matplotlib is missing; try /usr/bin/python3, "
-              "or apt-get install python3-matplotlib", file=sys.stderr)
+        print(labio.no_matplotlib("plot_breakdown.py", "no PNG"), file=sys.stderr)
         return 3
     return 0
 

@@ -120,3 +120,23 @@ def write_text(path, text):
         with open(tmp, "w", encoding="utf-8", newline="") as f:
             f.write(text)
     _replace_whole(path, write)
+
+
+def no_matplotlib(prog, lost="no picture"):
+    """The line to print where this Python has no matplotlib: which Python it
+    was, and another on this machine that has it (as `./lab doctor` finds one),
+    else how to install it."""
+    import shutil
+    import subprocess
+    here = os.path.realpath(sys.executable)
+    for cand in (shutil.which("python3"), "/usr/bin/python3", "/usr/local/bin/python3"):
+        if not cand or not os.path.exists(cand) or os.path.realpath(cand) == here:
+            continue
+        try:
+            ok = subprocess.run([cand, "-c", "import matplotlib"], capture_output=True, timeout=30).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+        if ok:
+            return f"{prog}: {lost}: matplotlib is not installed for {sys.executable}; {cand} has it: run this with {cand}"
+    return (f"{prog}: {lost}: matplotlib is not installed for {sys.executable} (pip install matplotlib, "
+            "or apt-get install python3-matplotlib)")

@@ -177,7 +177,7 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("ladder: matplotlib is not installed; no PNG (apt-get install python3-matplotlib)", file=sys.stderr)
+        print(labio.no_matplotlib("ladder", "no PNG"), file=sys.stderr)
         return 0
     draw(plt, rows)
     fig = plt.gcf()
