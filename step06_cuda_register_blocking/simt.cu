@@ -69,7 +69,7 @@ struct Fragments {
 template <class Cfg>
 __device__ __forceinline__ void load_fragments(const double* As, const double* Bs, int wr, int wc, int p,
                                                Fragments& f) {
-  // TODO: q = 0..3: double2 at As + p * kLdA + wr + 16 q, and at Bs + p * kLdB + wc + 8 q
+  // TODO: q = 0..3: double2 at As + p * Cfg::kLdA + wr + 16 q, and at Bs + p * Cfg::kLdB + wc + 8 q
   for (double& x : f.a) x = 0.0;
   for (double& x : f.b) x = 0.0;
 }

@@ -15,7 +15,8 @@ bool device_available(std::string* why) {
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
-      reason = std::string("no CUDA device visible (cudaGetDeviceCount: ") + cudaGetErrorName(e) + ")";
+      reason = std::string("no CUDA device visible (cudaGetDeviceCount: ") + cudaGetErrorName(e) +
+               (e == cudaErrorInsufficientDriver ? ": no NVIDIA driver here, or one older than this CUDA" : "") + ")";
       cudaGetLastError();  // clear it: nothing else in this process should see it
     } else if (count == 0) {
       reason = "no CUDA device visible";

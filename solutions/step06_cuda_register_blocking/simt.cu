@@ -69,7 +69,7 @@ struct Fragments {
 template <class Cfg>
 __device__ __forceinline__ void load_fragments(const double* As, const double* Bs, int wr, int wc, int p,
                                                Fragments& f) {
-  // LAB:SOLUTION-BEGIN  q = 0..3: double2 at As + p * kLdA + wr + 16 q, and at Bs + p * kLdB + wc + 8 q
+  // LAB:SOLUTION-BEGIN  q = 0..3: double2 at As + p * Cfg::kLdA + wr + 16 q, and at Bs + p * Cfg::kLdB + wc + 8 q
 #pragma unroll
   for (int q = 0; q < kThreadM / 2; ++q) {
     const double2 v = *reinterpret_cast<const double2*>(As + p * Cfg::kLdA + wr + 16 * q);
