@@ -14,9 +14,13 @@ matplotlib here (skipped).
 """
 import argparse
 import csv
+import os
 import pathlib
 import sys
 from collections import OrderedDict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import labio  # noqa: E402  (one line where matplotlib is missing: which Python, and one that has it)
 
 
 def load(path):
@@ -55,8 +59,7 @@ def main():
         import matplotlib.pyplot as plt
         from matplotlib.patches import Rectangle
     except ImportError:
-        print("dealt_map: matplotlib is not installed (apt-get install python3-matplotlib); no picture",
-              file=sys.stderr)
+        print(labio.no_matplotlib("dealt_map"), file=sys.stderr)
         sys.exit(77)  # (the lab's "skipped")
     fig, axes = plt.subplots(len(runs), 2, figsize=(10, 4.6 * len(runs)), squeeze=False,
                              gridspec_kw={"width_ratios": [1.1, 1]})

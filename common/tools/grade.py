@@ -71,6 +71,7 @@ WHOLE = "(whole test)"
 LOST_CONTEXT = re.compile(r"the GPU context was lost (?:in (\S+)|outside any test) \((\w+)\): the (\d+) GPU tests? "
                           r"after it did not run[^\n]*?(?:fix that test first: ([^\n]*))?$", re.M)
 STUDENT_FILES = "common/student_files.txt"
+NO_ERROR_LINE = "(the build log names no error line)"  # a build that stopped, not one that failed
 
 
 def fail(msg):
@@ -300,8 +301,11 @@ def build_targets(build_dir):
     """The targets of the build system in build_dir (`cmake --build --target help`:
     "name: phony" with Ninja, "... name" with make), or None when it does not answer.
     ./lab reads the same list through `grade.py targets`."""
-    p = subprocess.run(["cmake", "--build", str(build_dir), "--target", "help"], stdout=subprocess.PIPE,
-                       stderr=subprocess.DEVNULL, text=True)
+    try:  # (./lab exports the cmake it found as CMAKE, which need not be on PATH)
+        p = subprocess.run([os.environ.get("CMAKE") or "cmake", "--build", str(build_dir), "--target", "help"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    except OSError:
+        return None
     if p.returncode != 0:
         return None
     return sorted({re.sub(r"^\.\.\. ", "", line).split(":")[0].split(" ")[0] for line in p.stdout.splitlines()} - {""})
@@ -315,11 +319,13 @@ def has_target(build_dir, name):
 
 
 def cmd_targets(args):
-    """Print the build's targets whose names start with the prefix, one per line."""
-    for name in build_targets(args.build) or []:
+    """Print the build's targets whose names start with the prefix, one per line;
+    exit status 1 when the build system does not answer."""
+    names = build_targets(args.build)
+    for name in names or []:
         if name.startswith(args.prefix):
             print(name)
-    return 0
+    return 0 if names is not None else 1
 
 
 MPI_CASE_TIMEOUT = 120  # seconds for one case under mpiexec (a product of at most 130 x 130 x 130)
@@ -377,7 +383,7 @@ def cmd_check(args):
                 entry["skipped"] = f"{folder} is not built here (CUDA or MPI was off or not found when " \
                                    f"the tree was configured)"
                 continue
-            entry["compile_error"] = errors or ["(the build log names no error line)"]
+            entry["compile_error"] = errors or [NO_ERROR_LINE]
             continue
         for i, (spec, kind, params) in enumerate(variants):
             variant, _, ranks = spec.partition("@np")
@@ -755,10 +761,13 @@ def cmd_baseline(args):
     # the lab's own skeleton always compiles: where it did not, the build was cut
     # short (killed, a full disk), and such a baseline would fail every case, so
     # that cases the skeleton passes would earn points in every later grade
-    broken = [t for t in tests.values() if t["why"].startswith("did not compile")]
-    if broken:
-        fail(f"the untouched skeleton {broken[0]['why'][:160]} ({broken[0]['name']}): no baseline was kept; "
-             "was the grade stopped, or the machine short of memory or disk? Grade again")
+    # (a step whose build failed with an error of its own, say a library that
+    # does not link here, fails alike every time: it is graded as it is)
+    cut = [t for t in tests.values() if t["why"].startswith("did not compile") and NO_ERROR_LINE in t["why"]]
+    if cut:
+        fail(f"the untouched skeleton's build stopped without an error ({cut[0]['name']} did not compile, and "
+             "the build log names no error line): no baseline was kept; was the grade stopped, or the machine "
+             "short of memory or disk? Grade again")
     base = {n: t["cases"] or {WHOLE: t["result"]} for n, t in tests.items() if t["result"] != "skipped"}
     pathlib.Path(args.output).write_text(json.dumps({"stamp": args.stamp or "", "tests": base}, indent=1))
     return 0
@@ -825,11 +834,11 @@ def waits_for(test, todos):
 # test main (step08: "rank 1 died with signal 11 (SIGSEGV) in Suite.Case"),
 # mpiexec's report (Open MPI, MPICH), MPI_Abort's, the MPI watchdog's, and
 # ctest's log (a crash of a program outside mpiexec, a timeout).
-SIGNALS = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
+SIGNALS = {2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 CTEST_EXCEPTION = {"SegFault": 11, "Subprocess aborted": 6, "Subprocess killed": 9, "Illegal": 4, "Numerical": 8,
                    "Bus error": 7, "Interrupt": 2}
 # glibc's malloc on finding its bookkeeping overwritten (then it aborts)
-HEAP = re.compile(r"^((?:double free or corruption|free\(\): invalid|malloc\(\): |malloc_consolidate\(\): |"
+HEAP = re.compile(r"^((?:double free or corruption|free\(\): |malloc\(\): |malloc_consolidate\(\): |"
                   r"corrupted size vs\. prev_size|corrupted double-linked list|munmap_chunk\(\): invalid|"
                   r"realloc\(\): invalid)[^\n]*)$", re.M)
 RANK_DIED = re.compile(r"rank (\d+) died with signal (\d+) \((\w+)\) in (\S+)")
@@ -851,6 +860,7 @@ def short_path(path):
 
 def short_function(name):
     """A C++ function's name without its arguments, template arguments and namespaces."""
+    name = name.replace("(anonymous namespace)::", "")
     name = re.sub(r"&lt;.*&gt;|<.*>", "", name.replace("&amp;", "&")).split("(")[0].strip()
     return name.rsplit("::", 1)[-1] or name
 PHASE = re.compile(r"the first phase that went wrong: ([^\n]*)")
@@ -892,6 +902,10 @@ def asan_command(test, log=None):
         case = case_in_progress(test["output"])
         return (f"compute-sanitizer --tool memcheck build/{preset.group(1) if preset else 'student'}/{gpu.group(1)}/"
                 f"{gpu.group(1)}_{gpu.group(3)}_{gpu.group(2)}" + (f" --gtest_filter='{case}'" if case else ""))
+    if re.search(r"\.(gpu|device_\w+)(\.|$)", test["name"]):  # step08's and step09's GPU programs
+        preset = re.search(r"test-(\w+)\.log$", str(log or ""))
+        return (f"compute-sanitizer --tool memcheck on its program, on a GPU host (ctest --test-dir build/"
+                f"{preset.group(1) if preset else 'student'} -R '^{re.escape(test['name'])}$' -V shows the command)")
     step = step_of(test["name"]) or ""
     mpi = ".np" in test["name"] or "mpiexec" in test["output"]
     env = "LAB_CONFIGURE_ARGS=-DLAB_ENABLE_MPI=ON ASAN_OPTIONS=detect_leaks=0 " if mpi else ""
@@ -1026,7 +1040,7 @@ def skipped_student_state(name, root=pathlib.Path(__file__).resolve().parents[2]
                 text = (root / rel).read_text(errors="replace")
             except OSError:
                 continue
-            todos += [f"{rel}: {t}" for t in re.findall(r'^\s*LAB_TODO\("([^"\n]*)"\)', text, re.M)]
+            todos += [f"{rel}: {t}" for t in re.findall(r'^\s*LAB_TODO\(\s*"([^"\n]*)"', text, re.M)]
     if todos:
         return ["compiled; the TODOs still in its files:"] + [f"  {t}" for t in todos[:4]]
     return ["compiled, and no TODO is left in its files; its tests run on a GPU host (or ./lab grade there)"]

@@ -26,6 +26,9 @@ import csv
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import labio  # noqa: E402  (one line where matplotlib is missing: which Python, and one that has it)
+
 # ---- data-movement models: flops per byte of main-memory traffic ------------------------
 # n x n x n, 8-byte doubles. "Blocked" is the BLIS traffic of loops over nc, kc, mc:
 # B is read once, A once per nc-wide panel of B, C read and written once per kc:
@@ -129,7 +132,7 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("roofline: matplotlib is not installed; no PNG (apt-get install python3-matplotlib)", file=sys.stderr)
+        print(labio.no_matplotlib("roofline", "no PNG"), file=sys.stderr)
         return 0
     gpu = args.gpu or (any(is_gpu(r) for r in rows) and any(b["probe"] == "d2d_copy" for b in bw))
     # one point per idea: the dispatched kernel, not each instruction set's copy of it

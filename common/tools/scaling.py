@@ -46,6 +46,9 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import labio  # noqa: E402  (one line where matplotlib is missing: which Python, and one that has it)
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
@@ -249,7 +252,7 @@ def main():
         import matplotlib.pyplot as plt
         import matplotlib.ticker
     except ImportError:
-        print("scaling: matplotlib is not installed; no PNG (apt-get install python3-matplotlib)", file=sys.stderr)
+        print(labio.no_matplotlib("scaling", "no PNG"), file=sys.stderr)
         return 0
     fig, ax = plt.subplots(figsize=(7.5, 5))
     for (name, rows, v), color in zip(series, ["#1f77b4", "#2ca02c", "#7f7f7f"]):

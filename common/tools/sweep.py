@@ -18,6 +18,9 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import labio  # noqa: E402  (one line where matplotlib is missing: which Python, and one that has it)
+
 VENDOR = "openblas"
 
 
@@ -85,7 +88,7 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("sweep: matplotlib is not installed; no PNG (apt-get install python3-matplotlib)", file=sys.stderr)
+        print(labio.no_matplotlib("sweep", "no PNG"), file=sys.stderr)
         return 0
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 7), sharex=True, gridspec_kw={"height_ratios": [2, 1]})
     everything = series + [s for s in dict.fromkeys(r["series"] for r in rows) if s[0] == VENDOR]

@@ -382,6 +382,10 @@ class Grade(unittest.TestCase):
         self.assertIn("SKIP step05_cuda_shared.student.correctness: no CUDA GPU is visible\n"
                       "         compiled; the TODOs still in its files:\n", p.stdout)
         self.assertIn("\n           step05_cuda_shared/tiled_shared.cu: step05 dgemm: write the body", p.stdout)
+        # step07's TODOs are written over two lines: LAB_TODO(\n "...")
+        p = run("summary", self.junit(("step07_streams_multigpu.student.correctness", "notrun",
+                                       "LAB-SKIP: no CUDA GPU is visible\n")))
+        self.assertIn("\n           step07_streams_multigpu/streams.cpp: ", p.stdout)
 
     def test_a_partly_skipped_program_that_passed_is_graded_on_what_ran(self):
         out = gtest_run(passed=["Simt.A", "Simt.B"], skipped={"Dmma.A": NO_DMMA},
@@ -701,12 +705,16 @@ class Grade(unittest.TestCase):
         self.assertEqual(steps["step01"]["score"], 3.75)  # a: 1 of 2 cases, b: 1 of 1; "bad" passes on the skeleton
         self.assertEqual(steps["step02"]["score"], 0)
         self.assertIn("did not compile: step02_transpose/transpose.cpp:3:1: error: oops", self.tmp.joinpath("c.md").read_text())
-        # the untouched skeleton always compiles: a baseline where it did not (a build killed
-        # half way) would fail every case and pay for those the skeleton passes; none is kept
-        p = run("baseline", "--checked", self.tmp / "n.json", "-o", self.tmp / "base3.json", ok=False)
+        # the untouched skeleton's build cut short (killed half way: no error line of its own) would
+        # fail every case and pay for those the skeleton passes: no baseline is kept; a step that
+        # fails with an error of its own (a library that does not link here) is graded as it is
+        run("baseline", "--checked", self.tmp / "n.json", "-o", self.tmp / "base3.json")
+        now["step02"]["compile_error"] = ["(the build log names no error line)"]
+        (self.tmp / "n.json").write_text(json.dumps(now))
+        p = run("baseline", "--checked", self.tmp / "n.json", "-o", self.tmp / "base4.json", ok=False)
         self.assertNotEqual(p.returncode, 0)
-        self.assertIn("the untouched skeleton did not compile", p.stderr)
-        self.assertFalse((self.tmp / "base3.json").exists())
+        self.assertIn("the untouched skeleton's build stopped without an error", p.stderr)
+        self.assertFalse((self.tmp / "base4.json").exists())
 
     def test_a_step_partly_graded_here_names_what_is_left_and_one_command(self):
         # step09 on a CPU host: its CPU semirings graded, its GPU ones not run; step05 not at all
