@@ -378,12 +378,12 @@ def cmd_check(args):
         exe = pathlib.Path(args.tree) / args.bin / folder
         entry = verdicts[step] = {"variants": [], "compile_error": None}
         if not exe.is_file():
-            errors = compile_errors(args.build_log, folder)
-            if not errors and not has_target(exe.parent.parent, folder):
+            # no such target: this build cannot make the step (whatever else failed to compile)
+            if not has_target(exe.parent.parent, folder):
                 entry["skipped"] = f"{folder} is not built here (CUDA or MPI was off or not found when " \
                                    f"the tree was configured)"
                 continue
-            entry["compile_error"] = errors or [NO_ERROR_LINE]
+            entry["compile_error"] = compile_errors(args.build_log, folder) or [NO_ERROR_LINE]
             continue
         for i, (spec, kind, params) in enumerate(variants):
             variant, _, ranks = spec.partition("@np")

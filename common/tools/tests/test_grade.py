@@ -738,6 +738,29 @@ class Grade(unittest.TestCase):
                       "    ./lab grade --merge THIS/results.json there/results.json\n", md)
         self.assertIn("- step09 (its ", md)
 
+    @unittest.skipUnless(shutil.which("cmake"), "needs cmake")
+    def test_a_step_this_build_cannot_make_is_not_blamed_on_another_steps_error(self):
+        # a CPU-only build: step05 has no target; the student's step02 did not compile
+        tree = self.tmp / "tree"
+        for d in ("step02_transpose", "step05_cuda_shared"):
+            (tree / d).mkdir(parents=True)
+        proj = self.tmp / "proj"
+        write(proj / "CMakeLists.txt", "cmake_minimum_required(VERSION 3.16)\nproject(p NONE)\n"
+                                         "add_custom_target(step02_transpose)\n")
+        build = tree / "build" / "student"
+        subprocess.run(["cmake", "-S", proj, "-B", build], check=True, capture_output=True)
+        log = self.tmp / "build.log"
+        log.write_text("step02_transpose/transpose.cpp:3:1: error: oops\n")
+        points = self.tmp / "p.toml"
+        points.write_text('[points]\nstep02 = 10\nstep05 = 10\n[check]\nstep02 = "transpose"\n'
+                          'step05 = "tiled+needs=gpu"\n')
+        out = self.tmp / "v.json"
+        run("check", "--checker", "/nonexistent/lab_grade_check", "--tree", tree, "--points", points,
+            "--build-log", log, "--json", out)
+        v = json.loads(out.read_text())
+        self.assertIn("is not built here", v["step05"].get("skipped", ""), v["step05"])
+        self.assertEqual(v["step02"]["compile_error"], ["step02_transpose/transpose.cpp:3:1: error: oops"])
+
     def test_a_checked_gpu_step_without_a_gpu_is_graded_separately(self):
         # step05's variant answered "no usable GPU" (one skipped case); step08's program is not built here
         no_gpu = {"step": "step05", "variant": "tiled", "kind": "gemm",
