@@ -555,13 +555,13 @@ def score(tests, points, baseline, steps=None):
                 results.append({"name": t["name"], "step": step, "score": 0.0, "max_score": 0.0,
                                 "status": "skipped", "why": why, "cases": "", "failed_cases": [],
                                 "skipped_cases": skips or [], "output": t["output"][-1000:]})
+        first_reason = next((w for w in reasons if w), "")
         why = ""
         if status == "separately":
-            why = next((w for w in reasons if w), "") \
-                or ("no tests of this step ran here" if ts else "this step has no tests in this tree")
+            why = first_reason or ("no tests of this step ran here" if ts else "this step has no tests in this tree")
         # graded here on the tests that ran, while others of it could not (step09's GPU
         # semirings on a CPU host): its points went to those that ran, so say so
-        partly = next((w for w in reasons if w), "") if status == "graded" and reasons else ""
+        partly = first_reason if status == "graded" and reasons else ""
         rows.append({"step": step, "score": round(got, 3) if status == "graded" else 0.0, "max_score": most,
                      "status": status, "why": why, "command": grade_command(step) if status == "separately" else "",
                      "tests": len(ts), **({"partly": partly} if partly else {})})
@@ -850,6 +850,9 @@ ASAN = re.compile(r"ERROR: AddressSanitizer: (\S+(?: on [^(\n]*?)?)\s*(?:\(|\n)"
 ASAN_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in (.*?) (\S+\.(?:cpp|hpp|cu|cuh|h|inc):\d+)(?::\d+)?$", re.M)
 UBSAN = re.compile(r"^(\S+?):(\d+):\d+: runtime error: ([^\n]*)", re.M)
 ASAN_ACCESS = re.compile(r"\s*((?:READ|WRITE) of size \d+)")
+PHASE = re.compile(r"the first phase that went wrong: ([^\n]*)")
+RACE = re.compile(r"a race between the streams: (.*?) \(found by the CUDA emulation")
+WATCHDOG = re.compile(r"rank (\d+) made no progress for (\d+) s in (?:test )?(\S+), last in ([^\n]*?): a deadlock")
 
 
 def short_path(path):
@@ -863,9 +866,6 @@ def short_function(name):
     name = name.replace("(anonymous namespace)::", "")
     name = re.sub(r"&lt;.*&gt;|<.*>", "", name.replace("&amp;", "&")).split("(")[0].strip()
     return name.rsplit("::", 1)[-1] or name
-PHASE = re.compile(r"the first phase that went wrong: ([^\n]*)")
-RACE = re.compile(r"a race between the streams: (.*?) \(found by the CUDA emulation")
-WATCHDOG = re.compile(r"rank (\d+) made no progress for (\d+) s in (?:test )?(\S+), last in ([^\n]*?): a deadlock")
 
 
 def case_in_progress(out):
@@ -896,16 +896,16 @@ def ctest_ending(name, log):
 def asan_command(test, log=None):
     """The command that rebuilds this test's step under AddressSanitizer and runs it;
     for a GPU step's program (the asan preset builds no CUDA code), compute-sanitizer's."""
+    preset = re.search(r"test-(\w+)\.log$", str(log or ""))  # (./lab test's log: results/test-<preset>.log)
+    build = f"build/{preset.group(1) if preset else 'student'}"
     gpu = re.fullmatch(r"(step0[5-7]_\w+)\.(student|solution)\.(correctness|performance)", test["name"])
     if gpu:
-        preset = re.search(r"test-(\w+)\.log$", str(log or ""))
         case = case_in_progress(test["output"])
-        return (f"compute-sanitizer --tool memcheck build/{preset.group(1) if preset else 'student'}/{gpu.group(1)}/"
-                f"{gpu.group(1)}_{gpu.group(3)}_{gpu.group(2)}" + (f" --gtest_filter='{case}'" if case else ""))
+        return (f"compute-sanitizer --tool memcheck {build}/{gpu.group(1)}/{gpu.group(1)}_{gpu.group(3)}_"
+                f"{gpu.group(2)}" + (f" --gtest_filter='{case}'" if case else ""))
     if re.search(r"\.(gpu|device_\w+)(\.|$)", test["name"]):  # step08's and step09's GPU programs
-        preset = re.search(r"test-(\w+)\.log$", str(log or ""))
-        return (f"compute-sanitizer --tool memcheck on its program, on a GPU host (ctest --test-dir build/"
-                f"{preset.group(1) if preset else 'student'} -R '^{re.escape(test['name'])}$' -V shows the command)")
+        return (f"compute-sanitizer --tool memcheck on its program, on a GPU host (ctest --test-dir {build} "
+                f"-R '^{re.escape(test['name'])}$' -V shows the command)")
     step = step_of(test["name"]) or ""
     mpi = ".np" in test["name"] or "mpiexec" in test["output"]
     env = "LAB_CONFIGURE_ARGS=-DLAB_ENABLE_MPI=ON ASAN_OPTIONS=detect_leaks=0 " if mpi else ""
@@ -1056,8 +1056,6 @@ def cmd_summary(args):
         # a test that passed names no TODO (the skeleton check passes by finding them)
         for m in re.findall(r"not implemented yet: ([^\n\"]*)", t["output"]) if t["result"] == "failed" else []:
             m = m.strip().rstrip(".")
-            while m.endswith(")") and m.count(")") > m.count("("):  # the end of a message around it
-                m = m[:-1].rstrip()
             if m and m not in hit:
                 hit.append(m)
         t["todos"] = hit
