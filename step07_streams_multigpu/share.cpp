@@ -200,10 +200,10 @@ class Run {
     const Panels panel{b, p, a_panel(x, b, d), b_panel(x, b, d)};
     const bool edge = p == 0 || p == t.panels - 1;
     if (!edge) w.gemm(call_.alpha, panel.A, panel.B, 1.0, t.dC);  // a middle panel: the whole tile at once
-    for (int64_t j = 0; j < t.blocks; ++j) {
+    for (int64_t j = 0; j < t.blocks; ++j)  // C due now, before the edge panel's products (as run_tile)
       if (t.c_panel(j) == p) stages_.add_c(w, t, j);
-      if (edge) stages_.multiply_block(w, t, panel, j);
-    }
+    if (edge)
+      for (int64_t j = 0; j < t.blocks; ++j) stages_.multiply_block(w, t, panel, j);
     w.panel_free[b].record(w.compute());
   }
 
