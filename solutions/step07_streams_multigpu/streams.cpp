@@ -139,12 +139,13 @@ void run_tile(detail::Worker& w, int64_t index) {
       for (int64_t j = 0; j < t.blocks; ++j)
         if (t.c_panel(j) == p) add_c(w, t, j);
     } else {
-      // The first and the last panel, block by block; C left over for the
-      // last panel joins each block just before its product.
-      for (int64_t j = 0; j < t.blocks; ++j) {
+      // The first and the last panel, block by block. C left over for the
+      // last panel joins its blocks before their products: queued after
+      // them, its loads would hold h2d (one stream, in order) behind the
+      // last products, and the next tile's first panel behind them.
+      for (int64_t j = 0; j < t.blocks; ++j)
         if (t.c_panel(j) == p) add_c(w, t, j);
-        multiply_block(w, t, s, j);
-      }
+      for (int64_t j = 0; j < t.blocks; ++j) multiply_block(w, t, s, j);
     }
     // The products that read buffer b are queued: h2d refills it once they are done.
     w.panel_free[b].record(w.compute());
