@@ -31,9 +31,11 @@
 //   is set (GPUs that cannot reach each other).
 // - An asynchronous copy from memory that is not pinned, or a copy or product
 //   outside a device allocation, aborts with a message.
-// What it cannot show: the speed, whether copies and products overlap, and
-// any host-side reading of memory a copy has not finished with (other than
-// the poison above); those need a GPU (see the handout).
+// - log_queue() and unordered() tell whether copies and products may run at
+//   once: pairs of them that no chain of events orders.
+// What it cannot show: the speed, whether copies and products do overlap on a
+// GPU, and any host-side reading of memory a copy has not finished with
+// (other than the poison above); those need a GPU (see the handout).
 #pragma once
 
 #include <algorithm>
@@ -162,8 +164,18 @@ struct Allocation {
   std::vector<Record> records;
 };
 
+/// A queued copy or product with what it is ordered after (the log unordered() reads).
+struct Logged {
+  int stream = 0;
+  uint64_t seq = 0;
+  Clock clock;
+  std::string kind;
+};
+
 struct State {
   std::mutex mu;
+  bool logging = false;     ///< log_queue(true): every labelled operation queued goes to `log`
+  std::vector<Logged> log;
   std::map<const char*, Allocation> device;
   std::map<const char*, const char*> pinned;
   std::map<int, Stream> streams;
@@ -395,6 +407,7 @@ inline cudaError_t enqueue(State& st, cudaStream_t sp, Op op, const std::vector<
   }
   op.seq = ++s.queued;
   s.clock[sp->id] = op.seq;
+  if (st.logging && !label.kind.empty()) st.log.push_back(Logged{sp->id, op.seq, s.clock, label.kind});
   s.queue.push_back(std::move(op));
   return cudaSuccess;
 }
@@ -422,6 +435,30 @@ inline void reuse_memory(const void* p) {
 }
 /// Names the next copy or product this thread queues.
 inline void describe(const char* kind, std::string what) { next_label() = Label{kind, std::move(what)}; }
+/// Starts (and empties) or stops the log of the copies and products queued, for unordered().
+inline void log_queue(bool on) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  state().logging = on;
+  state().log.clear();
+}
+/// Pairs of logged operations, one of kind `a` and one of kind `b` ("copy", "copy back",
+/// "product": "product of panel 3" is a product), on two streams with no chain of events,
+/// waits or host synchronizations between them: a GPU may run the two at once. The
+/// overlap a GPU could give, told from the events alone.
+inline int64_t unordered(const std::string& a, const std::string& b) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  auto is = [](const std::string& kind, const std::string& what) {
+    return kind == what || kind.rfind(what + " of ", 0) == 0;
+  };
+  const std::vector<Logged>& log = state().log;
+  int64_t count = 0;
+  for (const Logged& x : log)
+    for (const Logged& y : log)
+      if (x.stream != y.stream && is(x.kind, a) && is(y.kind, b) && at(y.clock, x.stream) < x.seq &&
+          at(x.clock, y.stream) < y.seq)
+        ++count;
+  return count;
+}
 /// Starts the order afresh from `seed` (a test that runs one program under many orders).
 inline void reseed(uint64_t seed) {
   std::lock_guard<std::mutex> lock(state().mu);
