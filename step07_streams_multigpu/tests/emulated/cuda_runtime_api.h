@@ -13,8 +13,9 @@
 //   on another stream writes, with no chain of events and waits (or host
 //   synchronizations) between them, is a race, and so is a write over memory
 //   that work on another stream may still read or write. The call that
-//   queues it fails (LAB_CUDA_CHECK throws) with the missing ordering named:
-//     compute read panel 3 of buffer slot 1 before its copy completed: no wait on its event (or ...)
+//   queues it fails (LAB_CUDA_CHECK throws) with the missing ordering named,
+//   and the event of step07's streams.cpp that orders it (step07_event):
+//     compute read panel 3 of buffer slot 1 before its copy completed: no wait on its event panel_ready[1] (or ...)
 //     h2d copy of panel 5 into buffer slot 1 while the product that reads it is still queued on compute: ...
 //   (names come from engine.cpp's describe calls; the race is found whatever
 //   the seed, since the check follows the events, not the order the work ran in).
@@ -334,13 +335,50 @@ inline std::string writer_phrase(const Stream& s, const Label& l, const Allocati
   return s.name + " " + (l.kind.empty() ? "work" : l.kind) + " into " + (l.what.empty() ? al.name : l.what);
 }
 
+/// The event of step07's streams.cpp that orders work queued on stream `mine` after work of
+/// stream `other` on `memory` (the names engine.cpp gives: "h2d", "compute of entry 1",
+/// "buffer slot 0", "the C tile", "the C-in buffer"; `block`: "block 3 of the C tile"), or ""
+/// where that is not one of them (the peer copies of the given share.cpp).
+inline std::string step07_event(const std::string& mine, const std::string& other, const std::string& memory,
+                                const std::string& block) {
+  auto first = [](const std::string& name) { return name.substr(0, name.find(' ')); };
+  auto number_after = [](const std::string& text, const std::string& word) -> std::string {
+    const size_t at = text.find(word);
+    if (at == std::string::npos) return "";
+    size_t end = at + word.size();
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+    return text.substr(at + word.size(), end - at - word.size());
+  };
+  const std::string q = first(mine), o = first(other);
+  const std::string slot = number_after(memory, "buffer slot "), j = number_after(block, "block ");
+  if (!slot.empty()) {
+    if (q == "compute" && o == "h2d") return "panel_ready[" + slot + "]";
+    if (q == "h2d" && o == "compute") return "panel_free[" + slot + "]";
+    return "";
+  }
+  if (memory.rfind("the C tile", 0) == 0) {
+    if (q == "d2h" && o == "compute") return "c_done";
+    if ((q == "compute" || q == "h2d") && o == "d2h") return j.empty() ? "c_stored[j]" : "c_stored[" + j + "]";
+    if (q == "compute" && o == "h2d") return "c_loaded";
+    return "";
+  }
+  if (memory == "the C-in buffer") {
+    if (q == "compute" && o == "h2d") return "c_in_ready";
+    if (q == "h2d" && o == "compute") return "c_in_free";
+  }
+  return "";
+}
+
 inline std::string race_message(const State& st, const Stream& s, const Label& mine, const Access& a,
                                  const Record& r, const Allocation& al) {
   const std::string other = st.streams.count(r.stream) ? st.streams.at(r.stream).name : "another stream";
   const std::string rk = r.label.kind.empty() ? "work" : r.label.kind;
   // (which wait was meant cannot be told: a wait on an event recorded before the
   // work, or never recorded, orders nothing, as no wait at all)
-  std::string why = "no wait on its event (or one recorded before it, or never: such a wait returns at once)";
+  const std::string block = mine.what.find("block ") != std::string::npos ? mine.what : r.label.what;
+  const std::string event = step07_event(s.name, other, al.name, block);
+  std::string why = "no wait on its event" + (event.empty() ? "" : " " + event) +
+                    " (or one recorded before it, or never: such a wait returns at once)";
   if (s.self_wait_on >= 0)
     why = "the event " + s.name + " waited for was recorded on " + s.name + " itself, not on " + other;
   if (r.a.write && !a.write) {

@@ -205,8 +205,8 @@ TEST(Step07Emulation, AWaitThatMissesItsCopyIsFoundInEachForm) {
   LAB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host), bytes));
   LAB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&back), bytes));
   const std::string says =
-      "compute read panel 0 of buffer slot 0 before its copy completed: no wait on its event (or one recorded "
-      "before it, or never: such a wait returns at once)";
+      "compute read panel 0 of buffer slot 0 before its copy completed: no wait on its event panel_ready[0] (or "
+      "one recorded before it, or never: such a wait returns at once)";
   for (const int form : {0, 1, 2}) {  // no wait; a wait on an event never recorded; recorded before the copy
     SCOPED_TRACE("form " + std::to_string(form));
     LAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&dev), bytes));
