@@ -237,8 +237,8 @@ struct Tile {
   /// When C comes late, the panel whose product block j of the host's C joins:
   /// after a middle panel's product (one block after each, spread over them
   /// when there are enough, so the copy engine never waits for a product),
-  /// or, for the blocks left over, just before that block's product in the
-  /// last panel. -1 when C does not come late.
+  /// or, for the blocks left over, the last panel, before any of its
+  /// products. -1 when C does not come late.
   int64_t c_panel(int64_t j) const;
 };
 

@@ -358,7 +358,9 @@ inline std::string step07_event(const std::string& mine, const std::string& othe
   }
   if (memory.rfind("the C tile", 0) == 0) {
     if (q == "d2h" && o == "compute") return "c_done";
-    if ((q == "compute" || q == "h2d") && o == "d2h") return j.empty() ? "c_stored[j]" : "c_stored[" + j + "]";
+    // (a load of C into the tile on h2d waits for c_stored too: it comes after the products and the copy back)
+    if ((q == "compute" && o == "d2h") || (q == "h2d" && (o == "d2h" || o == "compute")))
+      return j.empty() ? "c_stored[j]" : "c_stored[" + j + "]";
     if (q == "compute" && o == "h2d") return "c_loaded";
     return "";
   }
