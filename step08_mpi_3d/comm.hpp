@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -26,15 +27,21 @@ struct Traffic {
   int64_t sent = 0, recv = 0;
 };
 
-/// Throws std::runtime_error naming the MPI call, MPI's own error text and the place.
+inline std::string progress_note();  // (below: where this rank last was, for the messages)
+
+/// Throws std::runtime_error naming the MPI function, MPI's own error text, where
+/// the rank last was (grid, phase, collective: which part of your cube.cpp made
+/// the call) and the place of the call.
 inline void mpi_check(int err, const char* call, const char* file, int line) {
   if (err == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   if (MPI_Error_string(err, text, &len) != MPI_SUCCESS) len = 0;
-  throw std::runtime_error(std::string(call) +
-                           " failed: " + (len ? std::string(text, len) : "unknown error") + " (" + file +
-                           ":" + std::to_string(line) + ")");
+  const std::string function(call, std::strcspn(call, "("));
+  const std::string where = progress_note();
+  throw std::runtime_error(function + " failed: " + (len ? std::string(text, len) : "unknown error") + " (" +
+                           (where.empty() ? "" : "last in " + where + "; ") + file + ":" + std::to_string(line) +
+                           ")");
 }
 #define LAB_MPI_CHECK(call) ::lab::step08::mpi_check((call), #call, __FILE__, __LINE__)
 
@@ -304,6 +311,11 @@ inline void note_progress(const char* phase, const Grid& g, int x, int y, int z)
   std::snprintf(p.phase, sizeof p.phase, "%s", phase);
   p.x = x, p.y = y, p.z = z;
   note_step("");
+}
+inline std::string progress_note() {
+  const Progress& p = progress();
+  if (p.ticks.load(std::memory_order_acquire) == 0) return "";
+  return p.note[p.shown.load(std::memory_order_acquire)];
 }
 /// Records that this rank enters `call` (MPI_Bcast, ...) on `comm`.
 inline void note_collective(const char* call, const Comm& comm) {
