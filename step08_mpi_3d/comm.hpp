@@ -27,7 +27,7 @@ struct Traffic {
   int64_t sent = 0, recv = 0;
 };
 
-inline std::string progress_note();  // (below: where this rank last was, for the messages)
+inline const char* progress_note();  // (below: where this rank last was, for the messages)
 
 /// Throws std::runtime_error naming the MPI function, MPI's own error text, where
 /// the rank last was (grid, phase, collective: which part of your cube.cpp made
@@ -38,10 +38,10 @@ inline void mpi_check(int err, const char* call, const char* file, int line) {
   int len = 0;
   if (MPI_Error_string(err, text, &len) != MPI_SUCCESS) len = 0;
   const std::string function(call, std::strcspn(call, "("));
-  const std::string where = progress_note();
+  const char* where = progress_note();
   throw std::runtime_error(function + " failed: " + (len ? std::string(text, len) : "unknown error") + " (" +
-                           (where.empty() ? "" : "last in " + where + "; ") + file + ":" + std::to_string(line) +
-                           ")");
+                           (where ? "last in " + std::string(where) + "; " : std::string()) + file + ":" +
+                           std::to_string(line) + ")");
 }
 #define LAB_MPI_CHECK(call) ::lab::step08::mpi_check((call), #call, __FILE__, __LINE__)
 
@@ -312,9 +312,11 @@ inline void note_progress(const char* phase, const Grid& g, int x, int y, int z)
   p.x = x, p.y = y, p.z = z;
   note_step("");
 }
-inline std::string progress_note() {
+/// The current note, or nullptr before the first one (safe in a signal handler:
+/// the test program's watchdog reads it there).
+inline const char* progress_note() {
   const Progress& p = progress();
-  if (p.ticks.load(std::memory_order_acquire) == 0) return "";
+  if (p.ticks.load(std::memory_order_acquire) == 0) return nullptr;
   return p.note[p.shown.load(std::memory_order_acquire)];
 }
 /// Records that this rank enters `call` (MPI_Bcast, ...) on `comm`.

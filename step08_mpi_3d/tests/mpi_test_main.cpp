@@ -73,7 +73,7 @@ extern "C" void on_alarm(int) {
                 "\nstep08 tests: rank %d made no progress for %u s in %s, last in %s: a deadlock? (a rank "
                 "waiting in a collective that another rank never entered)\n",
                 g_rank, g_watchdog_s, g_test,
-                now ? p.note[p.shown.load(std::memory_order_acquire)] : "no call of dgemm yet");
+                now ? lab::step08::progress_note() : "no call of dgemm yet");
   write_all(line);
   _exit(124);
 }
