@@ -536,9 +536,8 @@ Tile::Tile(Worker& w, int64_t index)
 
 int64_t Tile::c_panel(int64_t j) const {
   if (!late_c) return -1;
-  const int64_t middle = panels - 2;
-  if (middle >= blocks) return 1 + j * middle / blocks;
-  return j < middle ? 1 + j : panels - 1;
+  const int64_t after = panels - 1;  // the panels with products after which C can join
+  return blocks <= after ? j * after / blocks : std::min(j, panels - 1);
 }
 
 void run_streams(Call& call, const std::vector<StreamSlot>& slots, const std::function<void(Worker&)>& body) {

@@ -234,11 +234,13 @@ struct Tile {
   /// Block j of the tile in the host's C and in the device buffer.
   MatView host_block(int64_t j) const { return hC.block(0, j * bw, r.rows, block_cols(j)); }
   MatView device_block(int64_t j) const { return dC.block(0, j * bw, r.rows, block_cols(j)); }
-  /// When C comes late, the panel whose product block j of the host's C joins:
-  /// after a middle panel's product (one block after each, spread over them
-  /// when there are enough, so the copy engine never waits for a product),
-  /// or, for the blocks left over, the last panel, before any of its
-  /// products. -1 when C does not come late.
+  /// When C comes late, the panel p at which block j of the host's C joins
+  /// the tile: after all of panel p's products, for every panel but the last
+  /// (one block after each, spread over them when there are enough), or, for
+  /// the blocks left over, the last panel, just before block j's own product.
+  /// Each load into the one c_in buffer waits for the add before it: with a
+  /// panel's products between two adds, the load runs beside them and no add
+  /// waits for the copy engine. -1 when C does not come late.
   int64_t c_panel(int64_t j) const;
 };
 

@@ -198,12 +198,18 @@ class Run {
     peers.insert(peers.end(), more.begin(), more.end());
     for (int f : peers) LAB_CUDA_CHECK(cudaStreamWaitEvent(w.compute(), entry(f).sent[b].get()));
     const Panels panel{b, p, a_panel(x, b, d), b_panel(x, b, d)};
-    const bool edge = p == 0 || p == t.panels - 1;
-    if (!edge) w.gemm(call_.alpha, panel.A, panel.B, 1.0, t.dC);  // a middle panel: the whole tile at once
-    for (int64_t j = 0; j < t.blocks; ++j)  // C due now, before the edge panel's products (as run_tile)
+    // As run_tile: a middle panel's product at once, an edge panel's block by
+    // block (C left over for the last panel just before its block's product),
+    // then the blocks of C due after this panel's products.
+    const bool last = p == t.panels - 1;
+    if (p != 0 && !last) w.gemm(call_.alpha, panel.A, panel.B, 1.0, t.dC);
+    else
+      for (int64_t j = 0; j < t.blocks; ++j) {
+        if (last && t.c_panel(j) == p) stages_.add_c(w, t, j);
+        stages_.multiply_block(w, t, panel, j);
+      }
+    for (int64_t j = 0; j < t.blocks && !last; ++j)
       if (t.c_panel(j) == p) stages_.add_c(w, t, j);
-    if (edge)
-      for (int64_t j = 0; j < t.blocks; ++j) stages_.multiply_block(w, t, panel, j);
     w.panel_free[b].record(w.compute());
   }
 

@@ -16,7 +16,7 @@
 //                      own buffer (w.c_in), added as beta C on compute
 //
 // The host's C is not needed to start: the first panel multiplies with
-// beta = 0, and C comes in later, one block at a time, while the middle
+// beta = 0, and C comes in later, one block at a time, while the next
 // panels' products run (the copy engine has time to spare there). Events
 // carry the dependencies between the streams:
 //   panel_ready[b]  recorded on h2d after panel buffer b is filled;  compute waits for it
@@ -133,20 +133,19 @@ void run_tile(detail::Worker& w, int64_t index) {
   for (int64_t p = 0; p < t.panels && !w.stopped(); ++p) {
     const detail::Panels s = load_panels(w, t, p);
     b = s.b;
-    if (p != 0 && p != t.panels - 1) {
-      // A middle panel: one product into the whole tile, then the blocks of C due now.
-      w.gemm(c.alpha, s.A, s.B, 1.0, t.dC);
-      for (int64_t j = 0; j < t.blocks; ++j)
-        if (t.c_panel(j) == p) add_c(w, t, j);
+    const bool last = p == t.panels - 1;
+    if (p != 0 && !last) {
+      w.gemm(c.alpha, s.A, s.B, 1.0, t.dC);  // a middle panel: one product into the whole tile
     } else {
-      // The first and the last panel, block by block. C left over for the
-      // last panel joins its blocks before their products: queued after
-      // them, its loads would hold h2d (one stream, in order) behind the
-      // last products, and the next tile's first panel behind them.
-      for (int64_t j = 0; j < t.blocks; ++j)
-        if (t.c_panel(j) == p) add_c(w, t, j);
-      for (int64_t j = 0; j < t.blocks; ++j) multiply_block(w, t, s, j);
+      // The first and the last panel, block by block (C left over for the
+      // last panel joins its block just before the block's product).
+      for (int64_t j = 0; j < t.blocks; ++j) {
+        if (last && t.c_panel(j) == p) add_c(w, t, j);
+        multiply_block(w, t, s, j);
+      }
     }
+    for (int64_t j = 0; j < t.blocks && !last; ++j)  // the blocks of C due after this panel's products
+      if (t.c_panel(j) == p) add_c(w, t, j);
     // The products that read buffer b are queued: h2d refills it once they are done.
     w.panel_free[b].record(w.compute());
   }
