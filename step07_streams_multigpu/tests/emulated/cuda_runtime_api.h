@@ -104,6 +104,10 @@ inline uint64_t at(const Clock& c, int s) {
   auto it = c.find(s);
   return it == c.end() ? 0 : it->second;
 }
+/// Whether operation `seq` of stream `stream` is ordered before the work whose
+/// clock is `later` (by its own stream's order, or a chain of events, waits and
+/// host synchronizations); if not, a GPU may run the two at once.
+inline bool ordered_before(int stream, uint64_t seq, const Clock& later) { return at(later, stream) >= seq; }
 
 /// Bytes [lo, hi) of a strided 2D region, and whether an operation writes it.
 struct Access {
@@ -404,7 +408,7 @@ inline std::string check_and_record(State& st, int sid, Stream& s, uint64_t seq,
   for (const Access& a : device) {
     Allocation& al = require_device(st, a.lo, size_t(a.hi - a.lo));
     for (const Record& r : al.records)
-      if (r.stream != sid && overlap(r.a, a) && (r.a.write || a.write) && at(s.clock, r.stream) < r.seq)
+      if (r.stream != sid && overlap(r.a, a) && (r.a.write || a.write) && !ordered_before(r.stream, r.seq, s.clock))
         return race_message(st, s, label, a, r, al);
   }
   for (const Access& a : device) {
@@ -415,7 +419,7 @@ inline std::string check_and_record(State& st, int sid, Stream& s, uint64_t seq,
     // whole, then refilled slice by slice from several streams) stays.
     std::vector<Record> kept;
     for (const Record& r : al.records) {
-      if (!overlap(r.a, a) || !(a.write || !r.a.write) || (r.stream != sid && at(s.clock, r.stream) < r.seq)) {
+      if (!overlap(r.a, a) || !(a.write || !r.a.write) || (r.stream != sid && !ordered_before(r.stream, r.seq, s.clock))) {
         kept.push_back(r);
         continue;
       }
@@ -494,8 +498,8 @@ inline int64_t unordered(const std::string& a, const std::string& b) {
   int64_t count = 0;
   for (const Logged& x : log)
     for (const Logged& y : log)
-      if (x.stream != y.stream && is(x.kind, a) && is(y.kind, b) && at(y.clock, x.stream) < x.seq &&
-          at(x.clock, y.stream) < y.seq)
+      if (x.stream != y.stream && is(x.kind, a) && is(y.kind, b) && !ordered_before(x.stream, x.seq, y.clock) &&
+          !ordered_before(y.stream, y.seq, x.clock))
         ++count;
   return count;
 }
