@@ -202,12 +202,14 @@ class Run {
     // block (C left over for the last panel just before its block's product),
     // then the blocks of C due after this panel's products.
     const bool last = p == t.panels - 1;
-    if (p != 0 && !last) w.gemm(call_.alpha, panel.A, panel.B, 1.0, t.dC);
-    else
+    if (p != 0 && !last) {
+      w.gemm(call_.alpha, panel.A, panel.B, 1.0, t.dC);
+    } else {
       for (int64_t j = 0; j < t.blocks; ++j) {
         if (last && t.c_panel(j) == p) stages_.add_c(w, t, j);
         stages_.multiply_block(w, t, panel, j);
       }
+    }
     for (int64_t j = 0; j < t.blocks && !last; ++j)
       if (t.c_panel(j) == p) stages_.add_c(w, t, j);
     w.panel_free[b].record(w.compute());

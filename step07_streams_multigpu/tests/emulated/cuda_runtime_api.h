@@ -408,7 +408,8 @@ inline std::string check_and_record(State& st, int sid, Stream& s, uint64_t seq,
   for (const Access& a : device) {
     Allocation& al = require_device(st, a.lo, size_t(a.hi - a.lo));
     for (const Record& r : al.records)
-      if (r.stream != sid && overlap(r.a, a) && (r.a.write || a.write) && !ordered_before(r.stream, r.seq, s.clock))
+      if (r.stream != sid && overlap(r.a, a) && (r.a.write || a.write) &&
+          !ordered_before(r.stream, r.seq, s.clock))
         return race_message(st, s, label, a, r, al);
   }
   for (const Access& a : device) {
@@ -419,7 +420,8 @@ inline std::string check_and_record(State& st, int sid, Stream& s, uint64_t seq,
     // whole, then refilled slice by slice from several streams) stays.
     std::vector<Record> kept;
     for (const Record& r : al.records) {
-      if (!overlap(r.a, a) || !(a.write || !r.a.write) || (r.stream != sid && !ordered_before(r.stream, r.seq, s.clock))) {
+      if (!overlap(r.a, a) || !(a.write || !r.a.write) ||
+          (r.stream != sid && !ordered_before(r.stream, r.seq, s.clock))) {
         kept.push_back(r);
         continue;
       }
@@ -498,8 +500,8 @@ inline int64_t unordered(const std::string& a, const std::string& b) {
   int64_t count = 0;
   for (const Logged& x : log)
     for (const Logged& y : log)
-      if (x.stream != y.stream && is(x.kind, a) && is(y.kind, b) && !ordered_before(x.stream, x.seq, y.clock) &&
-          !ordered_before(y.stream, y.seq, x.clock))
+      if (x.stream != y.stream && is(x.kind, a) && is(y.kind, b) &&
+          !ordered_before(x.stream, x.seq, y.clock) && !ordered_before(y.stream, y.seq, x.clock))
         ++count;
   return count;
 }
