@@ -1025,6 +1025,12 @@ def first_failure(output, most=4):
     return None
 
 
+def skip_core(why):
+    """A whole program's skip reason without the words that name the program ("the
+    student tests were skipped here: ", "step08 device tests: "): what many share."""
+    return re.sub(r"^(the student tests were skipped here: )?(step\d\d[^:]*: )?", "", why)
+
+
 def skipped_student_state(name, root=pathlib.Path(__file__).resolve().parents[2]):
     """Where a student's tests could not run here (a GPU step without a GPU): what
     can still be said, read from the step's files: it compiled (the tests were
@@ -1067,6 +1073,13 @@ def cmd_summary(args):
             count[t["result"]] += 1
             todos += [m for m in hit if m not in todos]
     shown_first = {}  # the first failures printed whole: (where, lines) -> the test
+    # Programs skipped whole for one reason (no GPU: some thirty of them) read as one
+    # line, with how many of each step's; the log names each.
+    alike = {}
+    for t in tests.values():
+        if t["result"] == "skipped" and skip_marker(t["output"]) and not skipped_student_state(t["name"]):
+            alike.setdefault(skip_core(skip_marker(t["output"])), []).append(t["name"])
+    alike = {why: names for why, names in alike.items() if len(names) >= 3}
     for t in tests.values():
         # cases that could not run here, in a program whose other cases ran
         skips = skipped_here([c for c, s in t["cases"].items() if s == "skipped"], t["skip_reasons"])
@@ -1076,6 +1089,15 @@ def cmd_summary(args):
             continue
         if t["result"] == "skipped":
             why = skip_marker(t["output"])
+            names = alike.get(skip_core(why)) if why else None
+            if names and t["name"] in names:
+                if t["name"] == names[0]:
+                    steps = {}
+                    for n in names:
+                        steps[n.split(".")[0]] = steps.get(n.split(".")[0], 0) + 1
+                    print(f"  SKIP {len(names)} tests: {skip_core(why)}\n         "
+                          + ", ".join(f"{step} ({n})" for step, n in steps.items()))
+                continue
             print(f"  SKIP {t['name']}" + (f": {why}" if why else ""))
             for line in skipped_student_state(t["name"]):
                 print(f"         {line}")

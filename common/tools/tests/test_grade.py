@@ -384,6 +384,27 @@ class Grade(unittest.TestCase):
                                        "LAB-SKIP: no CUDA GPU is visible\n")))
         self.assertIn("\n           step07_streams_multigpu/streams.cpp: ", p.stdout)
 
+    def test_programs_skipped_for_one_reason_read_as_one_line(self):
+        why = "no CUDA device visible (cudaGetDeviceCount: no driver)"
+        junit = self.junit(("step06_cuda_register_blocking.solution.correctness", "notrun", f"LAB-SKIP: {why}\n"),
+                           ("step08_mpi_3d.solution.device_mpi.np1", "notrun",
+                            f"LAB-SKIP: step08 device tests: {why}\n"),
+                           ("step08_mpi_3d.solution.device_mpi.np2", "notrun",
+                            f"LAB-SKIP: step08 device tests: {why}\n"),
+                           ("step09_semiring.solution.gpu", "notrun",
+                            f"LAB-SKIP: the student tests were skipped here: {why}\n"),
+                           ("step05_cuda_shared.student.correctness", "notrun", f"LAB-SKIP: {why}\n"),
+                           ("step09_semiring.mpi.solution.cpu", "notrun", "LAB-SKIP: no MPI here\n"))
+        p = run("summary", junit)
+        self.assertIn(f"  SKIP 4 tests: {why}\n         step06_cuda_register_blocking (1), step08_mpi_3d (2), "
+                      "step09_semiring (1)\n", p.stdout)
+        self.assertEqual(p.stdout.count("SKIP"), 3, p.stdout)
+        # a student's GPU step keeps its own line (what is left in its files), and a reason
+        # fewer than three share keeps its test's name
+        self.assertIn(f"SKIP step05_cuda_shared.student.correctness: {why}\n         compiled;", p.stdout)
+        self.assertIn("SKIP step09_semiring.mpi.solution.cpu: no MPI here", p.stdout)
+        self.assertIn("0 passed, 0 failed, 6 skipped", p.stdout)
+
     def test_a_partly_skipped_program_that_passed_is_graded_on_what_ran(self):
         out = gtest_run(passed=["Simt.A", "Simt.B"], skipped={"Dmma.A": NO_DMMA},
                         own_skips={"Avx512.A": "this CPU cannot run avx512"})
