@@ -44,6 +44,7 @@ separately": the report names it, the command to grade it elsewhere, and the
 maximum reachable here.
 """
 import argparse
+import collections
 import hashlib
 import json
 import os
@@ -1092,9 +1093,7 @@ def cmd_summary(args):
             names = alike.get(skip_core(why)) if why else None
             if names and t["name"] in names:
                 if t["name"] == names[0]:
-                    steps = {}
-                    for n in names:
-                        steps[n.split(".")[0]] = steps.get(n.split(".")[0], 0) + 1
+                    steps = collections.Counter(n.split(".")[0] for n in names)
                     print(f"  SKIP {len(names)} tests: {skip_core(why)}\n         "
                           + ", ".join(f"{step} ({n})" for step, n in steps.items()))
                 continue
