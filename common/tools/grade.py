@@ -89,7 +89,7 @@ def read_points(path):
 
 
 CPU_REFERENCES = ("transposed_dot", "naive_ijk")
-GPU_REFERENCES = ("naive_coalesced", "cublas", "fp64_peak")  # served by lab_grade_reference
+GPU_REFERENCES = ("naive_coalesced", "cublas", "fp64_peak", "cublasxt")  # served by lab_grade_reference
 SPEED = re.compile(rf"(?:(\w+)=)?((?:{'|'.join(CPU_REFERENCES + GPU_REFERENCES)}),\d+,\d+(?:\.\d+)?)")
 PARAM = re.compile(r"(tile=\d+(?:,\d+){0,2}|mem=\d+|gpus=\d+(?:,\d+){0,7}|needs=(?:gpu|fp64_tensor_cores))")
 

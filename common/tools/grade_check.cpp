@@ -26,17 +26,18 @@
 // A speed case times the fixed reference loop (lab/speed_reference.hpp) here,
 // while no process of the account runs, and the student's products from
 // outside: from the last byte of input written to the last byte of C read,
-// each round one fresh process with 1 product and one with 1 + K (B doubled
-// before each call after the first, so no two are alike), each result checked
+// each round one fresh process with 1 product and one with 1 + K (B or A
+// doubled before each call after the first, so no two are alike), each result checked
 // (Freivalds); the difference of the best times over K is one product without
 // the process's start-up (a kernel choice, first page faults); each side's
 // best of 4 alternating rounds counts. A GPU speed case (reference
-// naive_coalesced, cublas or fp64_peak) has its reference served by --reference-runner
+// naive_coalesced, cublas or fp64_peak; cublasxt on host matrices, pinned on
+// both sides, for step07) has its reference served by --reference-runner
 // (lab_grade_reference, built from the lab's own files) over the same pipe,
 // and both sides are timed alike from outside: each round one process with 1
-// product and one with 1 + K on the same device buffers, so that the
+// product and one with 1 + K on the same buffers, so that the
 // difference of the best times over K is one product without the start-up
-// and the transfers. A step program that answers it cannot run here
+// and the transfers to the step program. A step program that answers it cannot run here
 // (kNoDevice) is believed only for a variant with --needs (gpu or
 // fp64_tensor_cores), and, where a reference program is given, only when it
 // says the same of what the variant needs: otherwise that answer fails the
@@ -550,7 +551,9 @@ struct Speed {
   std::string reference;
   int64_t n = 0;
   double ratio = 0;
-  bool gpu() const { return reference == "naive_coalesced" || reference == "cublas" || reference == "fp64_peak"; }
+  bool gpu() const { return reference == "naive_coalesced" || reference == "cublas" || reference == "fp64_peak" || host(); }
+  /// a reference on host matrices (step07's): both sides get them pinned
+  bool host() const { return reference == "cublasxt"; }
 };
 
 Speed parse_speed(const std::string& text) {
@@ -566,7 +569,8 @@ Speed parse_speed(const std::string& text) {
     usage("--speed: '" + text + "' has no numbers where N and RATIO go");
   }
   if (s.reference != "transposed_dot" && s.reference != "naive_ijk" && !s.gpu())
-    usage("--speed: unknown reference " + s.reference + " (transposed_dot, naive_ijk, naive_coalesced, cublas or fp64_peak)");
+    usage("--speed: unknown reference " + s.reference +
+          " (transposed_dot, naive_ijk, naive_coalesced, cublas, fp64_peak or cublasxt)");
   if (s.n < 1 || s.ratio <= 0) usage("--speed: N and RATIO must be positive");
   return s;
 }
@@ -575,18 +579,19 @@ const char* reference_name(const Speed& sp) {
   if (sp.reference == "naive_coalesced") return "the coalesced global-memory kernel";
   if (sp.reference == "cublas") return "cublasDgemm";
   if (sp.reference == "fp64_peak") return "the FP64 CUDA-core peak";
+  if (sp.reference == "cublasxt") return "cuBLASXt (block 8192)";
   return sp.reference == "naive_ijk" ? "the i-j-p loop" : "transposed dot products";
 }
 
 std::string speed_name(const Speed& sp) {
   std::ostringstream s;
   s << "speed: at least " << sp.ratio << "x " << reference_name(sp) << " (n = " << sp.n
-    << (sp.gpu() ? ", the same GPU)" : ", one thread)");
+    << (sp.host() ? ", pinned host matrices, the same GPU)" : sp.gpu() ? ", the same GPU)" : ", one thread)");
   return s.str();
 }
 
 // Whether a timed n x n product (beta = 0) came back right, by Freivalds: the
-// last of `repeat` calls multiplied by B * 2^(repeat - 1) (lab/grade_wire.hpp).
+// last of `repeat` calls, which multiplied A B * 2^(repeat - 1) (lab/grade_wire.hpp).
 bool timed_product_ok(const Options& o, const Inputs& in, const Outcome& out, int64_t repeat) {
   Matrix C(in.C0.rows(), in.C0.cols());
   std::copy(out.c.begin(), out.c.end(), C.data());
@@ -679,21 +684,27 @@ Options reference_options(const Options& o, const std::string& variant) {
 
 // A GPU speed case: the reference (lab_grade_reference) and the student's
 // variant, each timed from outside over the pipe, with 1 and with 1 + K
-// products on the same device buffers in fresh processes; per side the best
+// products on the same buffers in fresh processes; per side the best
 // of 3 rounds of each, and (best(1 + K) - best(1)) / K is one product. K is
 // chosen so that the reference's K products take about 1.5 s. B is
 // doubled before every call but the first (the step program's serve loop), so
-// a kernel that remembers its last answer gains nothing.
+// a kernel that remembers its last answer gains nothing. The student's variant
+// runs with its default Params (not the device-memory cap or tiles its
+// correctness cases are given); for a reference on host matrices (cublasxt,
+// step07) the step program pins both sides' matrices, and A and B are
+// doubled in turn, so that no upload of either can be kept from a call before.
 std::string gpu_speed_case(const Options& o, const Speed& sp, Clock::time_point deadline, std::string* figures) {
   if (o.reference_runner.empty()) throw GraderError("a GPU speed case needs --reference-runner (lab_grade_reference)");
-  const Options ref = reference_options(o, sp.reference);
+  Options ref = reference_options(o, sp.reference), student = o;
+  student.params = lab::wire::Request{};
+  ref.params.pinned_host = student.params.pinned_host = sp.host() ? 1 : 0;
   const int64_t n = sp.n;
   const Case cs{"", n, n, n, n, n, n, n, 1.0, 0.0, false, true};
   uint64_t round_seed = o.seed + 2000;
   std::string why;
   // seconds from the last byte in to the last byte of C out; < 0 with *why set when it failed
   auto timed = [&](const Options& who, int64_t repeat) -> double {
-    if (&who == &o) return timed_student(o, cs, ++round_seed, repeat, deadline, &why);
+    if (&who == &student) return timed_student(student, cs, ++round_seed, repeat, deadline, &why);
     const Inputs in = make_inputs(cs, ++round_seed);
     const Outcome out = serve(who, request(who, cs, repeat), buffer(in.A), buffer(in.B), buffer(in.C0), deadline);
     const std::string failure = !out.answered ? out.failure : out.reply.status != lab::wire::kDone ? out.msg : "";
@@ -709,9 +720,9 @@ std::string gpu_speed_case(const Options& o, const Speed& sp, Clock::time_point 
   for (int round = 0; round < 3; ++round) {
     r1 = std::min(r1, timed(ref, 1));
     rk = std::min(rk, timed(ref, 1 + K));
-    const double one = timed(o, 1);
+    const double one = timed(student, 1);
     if (one < 0) return why;
-    const double many = timed(o, 1 + K);
+    const double many = timed(student, 1 + K);
     if (many < 0) return why;
     s1 = std::min(s1, one);
     sk = std::min(sk, many);

@@ -1,11 +1,13 @@
 // lab_grade_reference: the grader's GPU references for the speed cases of
 // ./lab grade (common/tools/grade_check.cpp, --reference-runner).
 //
-//   lab_grade_reference --serve naive_coalesced|cublas|fp64_peak|gpu|fp64_tensor_cores
+//   lab_grade_reference --serve naive_coalesced|cublas|fp64_peak|cublasxt|gpu|fp64_tensor_cores
 //
 // Built by the grader from the lab's own files and nothing of a submission:
 // step05's given coalesced global-memory kernel, cublasDgemm (the vendor
-// baseline every GPU step is measured against), and fp64_peak: the FMA probe
+// baseline every GPU step is measured against), cublasxt (step07's baseline,
+// baselines.cpp: cublasXtDgemm on the host matrices, block 8192, on GPU 0;
+// the checker has them pinned), and fp64_peak: the FMA probe
 // of lab::cuda::fp64_peak_gflops run for the product's 2 m n k FLOPs, so its
 // time is the product's at the CUDA cores' peak (its C is not a product and
 // is not checked). It answers the checker over the same pipe as a step program
@@ -17,6 +19,7 @@
 // here only where the grader's own program agrees.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "lab/bench.hpp"
 #include "lab/cuda.hpp"
@@ -47,8 +50,9 @@ void needs_tensor_cores(const lab::GemmCall&) {
 
 int main(int argc, char** argv) {
   if (argc != 3 || std::string(argv[1]) != "--serve") {
-    std::fprintf(stderr, "usage: lab_grade_reference --serve naive_coalesced|cublas|fp64_peak|gpu|fp64_tensor_cores "
-                         "(for ./lab grade)\n");
+    std::fprintf(stderr,
+                 "usage: lab_grade_reference --serve naive_coalesced|cublas|fp64_peak|cublasxt|gpu|fp64_tensor_cores "
+                 "(for ./lab grade)\n");
     return 2;
   }
   lab::register_variant({kStep, "naive_coalesced", kStep, lab::Backend::gpu, naive_coalesced,
@@ -59,13 +63,15 @@ int main(int argc, char** argv) {
                          "nothing: answers whether a usable GPU is here"});
   lab::register_variant({kStep, "fp64_tensor_cores", kStep, lab::Backend::gpu, needs_tensor_cores,
                          "nothing: answers whether the GPU has FP64 tensor cores"});
-  for (const lab::Variant& v : lab::registered_variants())  // the vendor baseline (lab_cuda_bench), as it is
-    if (v.step == "vendor" && v.name == "cublas") {
-      lab::Variant r = v;
-      r.step = r.impl = kStep;
-      lab::register_variant(std::move(r));
-      break;
+  // the vendor baselines, as they are: cublasDgemm (lab_cuda_bench) and step07's cuBLASXt at block 8192
+  std::vector<lab::Variant> vendor;
+  for (const lab::Variant& v : lab::registered_variants())
+    if ((v.step == "vendor" && v.name == "cublas") || (v.step == "step07" && v.name == "cublasxt_8192")) {
+      vendor.push_back(v);
+      vendor.back().step = vendor.back().impl = kStep;
+      if (v.step == "step07") vendor.back().name = "cublasxt";
     }
+  for (lab::Variant& v : vendor) lab::register_variant(std::move(v));
   const lab::StepInfo info{kStep, "the grader's GPU references", lab::Backend::gpu, 4096};
   return lab::serve_main(argv[2], info, kStep);
 }

@@ -21,7 +21,7 @@
 
 namespace lab::wire {
 
-constexpr uint64_t kRequestMagic = 0x324b43454843424cULL;  // "LBCHECK2"
+constexpr uint64_t kRequestMagic = 0x334b43454843424cULL;  // "LBCHECK3"
 constexpr uint64_t kReplyMagic = 0x3159524c5045524cULL;    // "LREPLY1"
 
 /// A x B with A m x k (lda), B kb x n (ldb), C m x n (ldc); kb != k and bad
@@ -29,10 +29,15 @@ constexpr uint64_t kReplyMagic = 0x3159524c5045524cULL;    // "LREPLY1"
 /// buffer holds max(ld, 1) * max(cols, 0) doubles.
 ///
 /// repeat: the variant is called that many times on the same buffers (0 or 1:
-/// once), B's buffer doubled before every call but the first (exact in
-/// floating point), so that no two calls multiply the same numbers and C is
-/// that of B * 2^(repeat - 1). A speed case times 1 and 1 + K calls from
+/// once), one of them doubled before every call but the first (exact in
+/// floating point): on the host B before the 2nd, 4th, ... call and A before
+/// the 3rd, 5th, ... (so that a variant that keeps either input from the call
+/// before is caught), on the device B. No two calls multiply the same numbers,
+/// and C is that of A B * 2^(repeat - 1). A speed case times 1 and 1 + K calls from
 /// outside: the difference is K products without the start-up and the transfers.
+/// pinned_host: 1 = the step program page-locks A, B and C (cudaHostRegister)
+/// before the calls of a variant on host matrices: a speed case of step07,
+/// whose reference (cuBLASXt) copies at the pinned rate, sets it on both sides.
 /// The rest are the variant's Params (lab/registry.hpp), 0 where not given:
 /// its tiles, a device-memory cap, and the GPU ids it runs on (gpus of them).
 struct Request {
@@ -44,6 +49,7 @@ struct Request {
   int64_t device_mem_limit = 0;
   int64_t gpus = 0;
   int64_t gpu_list[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t pinned_host = 0;
 };
 constexpr int64_t kMaxRepeat = 1000;
 
@@ -102,12 +108,16 @@ inline bool write_all(int fd, const void* p, size_t n) {
 
 /// One whole request from fd: the Request and the buffers of A, B and C it
 /// announces (false: the stream ended or failed first, or it is no request).
+/// allocated, when given, runs once the buffers are made and before their
+/// bytes are read: what it does (pinning them) is over before the checker's
+/// clock starts with the last byte.
 inline bool read_request(int fd, Request* rq, std::vector<double>* a, std::vector<double>* b,
-                         std::vector<double>* c) {
+                         std::vector<double>* c, const std::function<void()>& allocated = {}) {
   if (!read_all(fd, rq, sizeof *rq) || rq->magic != kRequestMagic) return false;
   a->resize(static_cast<size_t>(buffer_elements(rq->lda, rq->k)));
   b->resize(static_cast<size_t>(buffer_elements(rq->ldb, rq->n)));
   c->resize(static_cast<size_t>(buffer_elements(rq->ldc, rq->n)));
+  if (allocated) allocated();
   return read_all(fd, a->data(), a->size() * sizeof(double)) && read_all(fd, b->data(), b->size() * sizeof(double)) &&
          read_all(fd, c->data(), c->size() * sizeof(double));
 }

@@ -8,7 +8,7 @@ with no GPU, so the checker's GPU rules run on any machine.
 FAKE_MODE:
   product:SECONDS[:START]
                     computes C = alpha A B + beta C as the request's repeat calls
-                    would (B doubled before each but the first) and sleeps
+                    would (A B * 2^(repeat - 1): B or A doubled before each but the first) and sleeps
                     SECONDS per call, as a GPU product would take, and START
                     once after reading the request (a slow start-up)
   stale:SECONDS     the same, but C as one call makes it, however many calls
@@ -16,16 +16,16 @@ FAKE_MODE:
   no_device:WHY     answers kNoDevice with WHY (a machine without the GPU)
   no_variant:WHY    answers kNoVariant with WHY (a build without the variant)
   done              computes nothing and answers kDone (the reference's "gpu")
-FAKE_LOG, when set: each request's repeat and Params are appended there.
+FAKE_LOG, when set: each request's repeat, Params and pinned_host are appended there.
 """
 import os
 import struct
 import sys
 import time
 
-REQUEST = struct.Struct("<Q7q2dq3qqq8q")  # magic, m n k kb lda ldb ldc, alpha beta, repeat, tile, mem, gpus, ids
+REQUEST = struct.Struct("<Q7q2dq3qqq8qq")  # magic, m n k kb lda ldb ldc, alpha beta, repeat, tile, mem, gpus, ids, pinned
 REPLY = struct.Struct("<Qqq")
-REQUEST_MAGIC, REPLY_MAGIC = 0x324B43454843424C, 0x3159524C5045524C
+REQUEST_MAGIC, REPLY_MAGIC = 0x334B43454843424C, 0x3159524C5045524C
 DONE, NO_VARIANT, NO_DEVICE = 0, 4, 5
 
 
@@ -49,7 +49,7 @@ def main():
     arg, _, start = arg.partition(":")
     f = REQUEST.unpack(read(REQUEST.size))
     magic, m, n, k, kb, lda, ldb, ldc, alpha, beta, repeat = f[:11]
-    tile, mem, gpus, ids = f[11:14], f[14], f[15], f[16:24]
+    tile, mem, gpus, ids, pinned = f[11:14], f[14], f[15], f[16:24], f[24]
     if magic != REQUEST_MAGIC:
         sys.exit("fake_serve: not a request")
     a = struct.unpack(f"<{elements(lda, k)}d", read(8 * elements(lda, k)))
@@ -57,7 +57,7 @@ def main():
     c = list(struct.unpack(f"<{elements(ldc, n)}d", read(8 * elements(ldc, n))))
     if os.environ.get("FAKE_LOG"):
         with open(os.environ["FAKE_LOG"], "a") as log:
-            log.write(f"{sys.argv[2]} repeat={repeat} tile={list(tile)} mem={mem} gpus={list(ids[:gpus])}\n")
+            log.write(f"{sys.argv[2]} repeat={repeat} tile={list(tile)} mem={mem} gpus={list(ids[:gpus])} pinned={pinned}\n")
     status, msg = DONE, b""
     if mode == "no_device":
         status, msg = NO_DEVICE, arg.encode()

@@ -932,7 +932,7 @@ class CheckedGpuSteps(unittest.TestCase):
 
     def test_params_and_speeds_are_read_and_bad_ones_refused(self):
         good = self.config("sync+mem=40960 multigpu+mem=40960+gpus=0,0 dmma+needs=fp64_tensor_cores",
-                           "naive_coalesced,2048,1.1 dmma=cublas,4096,0.5")
+                           "naive_coalesced,2048,1.1 dmma=cublas,4096,0.5 multigpu=cublasxt,16384,1.2")
         self.assertEqual(run("checked", "--points", good).stdout.strip(), "07")
         for check, speed in (("sync+mem=4x", None), ("sync+gpus=", None), ("sync+needs=magic", None),
                              ("sync+tile=1,2,3,4", None), ("sync", "cublas,2048"), ("sync", "sgemm,2048,1.0"),

@@ -60,6 +60,26 @@ class Checker(unittest.TestCase):
         self.assertIn("repeat=21", repeats)  # sizing K
         self.assertGreater(len(repeats), 2, repeats)  # and 1 + K
 
+    def test_a_speed_case_on_host_matrices_pins_them_and_drops_the_cap(self):
+        # step07's: cuBLASXt against the variant, both on pinned host matrices; the correctness
+        # cases keep the variant's 40 KiB cap, the timed calls run with the default Params
+        cases = self.check("product:0.010", "product:0.012", ["--param", "mem=40960", "--speed", "cublasxt,24,1.1"])
+        speed = cases[-1]
+        self.assertTrue(speed["passed"], speed)
+        self.assertIn("cuBLASXt (block 8192)", speed["name"])
+        self.assertIn("pinned host matrices", speed["name"])
+        lines = (self.tmp / "log").read_text().splitlines()
+        reference = [line for line in lines if line.startswith("cublasxt ")]
+        timed = [line for line in lines if line.startswith("simt ") and "mem=0 " in line]
+        cases_ = [line for line in lines if line.startswith("simt ") and "mem=40960 " in line]
+        self.assertTrue(reference and timed and cases_, lines)
+        self.assertEqual(len(reference) + len(timed) + len(cases_), len(lines), lines)
+        for line in reference + timed:
+            self.assertIn("tile=[0, 0, 0] mem=0 gpus=[] pinned=1", line)
+        for line in cases_:
+            self.assertIn("pinned=0", line)
+        self.assertTrue(any("repeat=1 " in line for line in timed) and any("repeat=1 " not in line for line in timed))
+
     def test_a_kernel_that_remembers_its_answer_fails_the_speed_case(self):
         # the repeated calls multiply a doubled B each time: the first answer again is wrong
         cases = self.check("stale:0", "product:0.005", ["--speed", "cublas,24,1.0"])
@@ -114,7 +134,7 @@ class Checker(unittest.TestCase):
         lines = (self.tmp / "log").read_text().splitlines()
         self.assertTrue(lines)
         for line in lines:
-            self.assertIn("tile=[16, 16, 0] mem=40960 gpus=[0, 0]", line)
+            self.assertIn("tile=[16, 16, 0] mem=40960 gpus=[0, 0] pinned=0", line)
 
 
 if __name__ == "__main__":
