@@ -7,6 +7,7 @@
 
 #include "lab/bench.hpp"
 #include "lab/cuda.hpp"
+#include "lab/refill.hpp"
 
 namespace lab::cuda {
 namespace {
@@ -30,9 +31,9 @@ Timing run_variant(const Variant& v, double alpha, ConstMatView A, ConstMatView 
 
 // The grader's call: the buffers whole, at the caller's ld, so that the
 // variant's writes outside the m x n block come back to be seen; `repeat`
-// calls on them, one after the other on one stream, B doubled on the device
-// before each call but the first (lab/grade_wire.hpp).
-void serve_variant(const Variant& v, const GemmCall& c, int64_t repeat) {
+// calls on them, one after the other on one stream, B (and A where refill_a)
+// refilled on the device before each call but the first (lab/grade_wire.hpp).
+void serve_variant(const Variant& v, const GemmCall& c, int64_t repeat, uint64_t refill_seed, bool refill_a) {
   Stream s;
   auto up = [&](const double* p, int64_t ld, int64_t cols) {
     const size_t count = size_t(std::max<int64_t>(ld, 1) * std::max<int64_t>(cols, 0));
@@ -40,12 +41,13 @@ void serve_variant(const Variant& v, const GemmCall& c, int64_t repeat) {
     if (count > 0) LAB_CUDA_CHECK(cudaMemcpyAsync(d.data(), p, count * sizeof(double), cudaMemcpyHostToDevice, s.get()));
     return d;
   };
-  const DeviceBuffer<double> dA = up(c.A.data, c.A.ld, c.A.cols);
-  DeviceBuffer<double> dB = up(c.B.data, c.B.ld, c.B.cols), dC = up(c.C.data, c.C.ld, c.C.cols);
-  const MatView whole_b{dB.data(), std::max<int64_t>(c.B.ld, 1), std::max<int64_t>(c.B.cols, 0),
-                       std::max<int64_t>(c.B.ld, 1)};
+  DeviceBuffer<double> dA = up(c.A.data, c.A.ld, c.A.cols), dB = up(c.B.data, c.B.ld, c.B.cols),
+                       dC = up(c.C.data, c.C.ld, c.C.cols);
   for (int64_t r = 0; r < std::max<int64_t>(repeat, 1); ++r) {
-    if (r > 0) scale_c(2.0, whole_b, s.get());  // (nothing to create first: 1 call and 1 + K alike)
+    if (r > 0) {  // (nothing to create first: 1 call and 1 + K alike)
+      refill_device(dB.data(), dB.size(), wire::refill_key(refill_seed, r, 1), s.get());
+      if (refill_a) refill_device(dA.data(), dA.size(), wire::refill_key(refill_seed, r, 0), s.get());
+    }
     v.run(GemmCall{c.alpha, {dA.data(), c.A.rows, c.A.cols, c.A.ld}, {dB.data(), c.B.rows, c.B.cols, c.B.ld},
                    c.beta, {dC.data(), c.C.rows, c.C.cols, c.C.ld}, c.params, s.get()});
     LAB_CUDA_CHECK_LAUNCH();

@@ -26,8 +26,9 @@
 // A speed case times the fixed reference loop (lab/speed_reference.hpp) here,
 // while no process of the account runs, and the student's products from
 // outside: from the last byte of input written to the last byte of C read,
-// each round one fresh process with 1 product and one with 1 + K (B or A
-// doubled before each call after the first, so no two are alike), each result checked
+// each round one fresh process with 1 product and one with 1 + K (B, and for
+// step07 A, refilled with fresh numbers before each call after the first, so
+// that no answer of an earlier call helps: lab/grade_wire.hpp), each result checked
 // (Freivalds); the difference of the best times over K is one product without
 // the process's start-up (a kernel choice, first page faults); each side's
 // best of 4 alternating rounds counts. A GPU speed case (reference
@@ -237,12 +238,25 @@ struct CaseTmp {
   CaseTmp& operator=(const CaseTmp&) = delete;
 };
 
-Outcome serve(const Options& o, const lab::wire::Request& rq, const std::vector<double>& a,
-              const std::vector<double>& b, const std::vector<double>& c, Clock::time_point deadline) {
+struct Inputs {
+  Matrix A, B, C0;
+};
+
+// One request answered by a fresh process of the step program: the inputs go
+// in through one pipe, the reply and C come back through another.
+Outcome serve(const Options& o, const lab::wire::Request& rq, const Inputs& inputs, Clock::time_point deadline) {
   Outcome out;
   const CaseTmp tmp(o);
+  // C's buffer is made (and its pages touched) before the clock starts
+  out.c.resize(static_cast<size_t>(inputs.C0.size()));
   int in[2], back[2];
   if (pipe(in) != 0 || pipe(back) != 0) throw std::runtime_error("pipe failed");
+#ifdef F_SETPIPE_SZ
+  // 1 MiB pipes where the system allows (its default cap): a 2 GiB buffer then
+  // passes in a few thousand wake-ups of each side instead of 32768 (a hint only)
+  fcntl(in[1], F_SETPIPE_SZ, 1 << 20);
+  fcntl(back[0], F_SETPIPE_SZ, 1 << 20);
+#endif
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
@@ -270,23 +284,28 @@ Outcome serve(const Options& o, const lab::wire::Request& rq, const std::vector<
   fcntl(in[1], F_SETFL, O_NONBLOCK);
   fcntl(back[0], F_SETFL, O_NONBLOCK);
   // what goes in: the request and the three buffers, one after the other
-  std::vector<std::pair<const char*, size_t>> parts = {
-      {reinterpret_cast<const char*>(&rq), sizeof rq},
-      {reinterpret_cast<const char*>(a.data()), a.size() * sizeof(double)},
-      {reinterpret_cast<const char*>(b.data()), b.size() * sizeof(double)},
-      {reinterpret_cast<const char*>(c.data()), c.size() * sizeof(double)}};
+  auto bytes = [](const Matrix& M) {
+    return std::pair<const char*, size_t>{reinterpret_cast<const char*>(M.data()), M.size() * sizeof(double)};
+  };
+  const std::vector<std::pair<const char*, size_t>> parts = {
+      {reinterpret_cast<const char*>(&rq), sizeof rq}, bytes(inputs.A), bytes(inputs.B), bytes(inputs.C0)};
   size_t part = 0, done = 0;
+  // what comes back: the reply's header and message into `got`, then C's
+  // buffer straight into out.c, never a byte past what is due
   std::string got;
   const size_t head = sizeof(lab::wire::Reply);
-  size_t want = head;  // grows once the reply's header is in
+  size_t want = head;  // the header, then the header and the message once the header is in
+  const size_t c_bytes = out.c.size() * sizeof(double);
+  size_t c_in = 0;  // bytes of C in out.c
   bool header = false, eof = false, ended = false;
+  const auto complete = [&] { return header && got.size() == want && c_in == c_bytes; };
   int status = 0;
   Clock::time_point sent{}, grace{};
   int to_child = in[1];
   // Under a launcher (mpiexec) its stdin stays open until the answer is in:
   // an end of input that reaches mpiexec while its job ends is not needed.
   int held_open = -1;
-  while (!eof && got.size() < want) {
+  while (!eof && !complete()) {
     // the program ended without closing its answer (a process it left behind
     // holds the pipe): what it wrote in the next moment is all there is
     if (!ended && waitpid(pid, &status, WNOHANG) == pid) ended = true, grace = Clock::now() + std::chrono::milliseconds(300);
@@ -322,25 +341,32 @@ Outcome serve(const Options& o, const lab::wire::Request& rq, const std::vector<
       }
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-      char buf[1 << 16];
-      for (;;) {
-        const ssize_t r = read(back[0], buf, sizeof buf);
-        if (r > 0) {
-          got.append(buf, static_cast<size_t>(r));
-          continue;
-        }
-        if (r == 0) eof = true;
-        break;
-      }
-      if (!header && got.size() >= head) {
-        std::memcpy(&out.reply, got.data(), head);
-        if (out.reply.magic != lab::wire::kReplyMagic || out.reply.msg_len < 0 || out.reply.msg_len > 4096) {
-          out.failure = "its output is not an answer to the grader (did the program print on stdout before main?)";
+      char buf[8192];
+      while (!complete()) {
+        const bool into_c = header && got.size() == want;
+        char* const to = into_c ? reinterpret_cast<char*>(out.c.data()) + c_in : buf;
+        const size_t room = into_c ? c_bytes - c_in : std::min(want - got.size(), sizeof buf);
+        const ssize_t r = read(back[0], to, room);
+        if (r <= 0) {
+          if (r == 0) eof = true;
           break;
         }
-        header = true;
-        want = head + static_cast<size_t>(out.reply.msg_len) + c.size() * sizeof(double);
+        if (into_c) {
+          c_in += static_cast<size_t>(r);
+          continue;
+        }
+        got.append(buf, static_cast<size_t>(r));
+        if (!header && got.size() == head) {
+          std::memcpy(&out.reply, got.data(), head);
+          if (out.reply.magic != lab::wire::kReplyMagic || out.reply.msg_len < 0 || out.reply.msg_len > 4096) {
+            out.failure = "its output is not an answer to the grader (did the program print on stdout before main?)";
+            break;
+          }
+          header = true;
+          want = head + static_cast<size_t>(out.reply.msg_len);
+        }
       }
+      if (!out.failure.empty()) break;
     }
   }
   const auto finished = Clock::now();
@@ -351,23 +377,18 @@ Outcome serve(const Options& o, const lab::wire::Request& rq, const std::vector<
   if (!ended) waitpid(pid, &status, 0);
   kill_account(o);
   if (!out.failure.empty()) return out;
-  if (!header || got.size() < want) {
+  if (!complete()) {
     out.failure = "no answer: " + signal_text(status) + (status == 127 << 8 ? " (the program is missing)" : "");
     if (!o.launch.empty() && WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL) out.launcher_signal = WTERMSIG(status);
     return out;
   }
   out.answered = true;
-  out.msg = got.substr(head, static_cast<size_t>(out.reply.msg_len));
-  out.c.resize(c.size());
-  if (!c.empty()) std::memcpy(out.c.data(), got.data() + head + out.reply.msg_len, c.size() * sizeof(double));
+  out.msg = got.substr(head);
   out.seconds = std::chrono::duration<double>(finished - (sent == Clock::time_point{} ? finished : sent)).count();
   return out;
 }
 
 // ---- the checks --------------------------------------------------------------------------
-struct Inputs {
-  Matrix A, B, C0;
-};
 
 Inputs make_inputs(const Case& cs, uint64_t seed) {
   auto cols = [](int64_t x) { return std::max<int64_t>(x, 0); };
@@ -384,15 +405,15 @@ Inputs make_inputs(const Case& cs, uint64_t seed) {
   return in;
 }
 
-std::vector<double> buffer(const Matrix& M) { return std::vector<double>(M.data(), M.data() + M.size()); }
-
-// One case's request, with the variant's Params (--param) and `repeat` calls.
-lab::wire::Request request(const Options& o, const Case& cs, int64_t repeat = 1) {
+// One case's request, with the variant's Params (--param) and `repeat` calls,
+// refilled from a seed of this grade and `seed` (the inputs').
+lab::wire::Request request(const Options& o, const Case& cs, int64_t repeat = 1, uint64_t seed = 0) {
   lab::wire::Request rq = o.params;
   rq.magic = lab::wire::kRequestMagic;
   rq.m = cs.m, rq.n = cs.n, rq.k = cs.k, rq.kb = cs.kb, rq.lda = cs.lda, rq.ldb = cs.ldb, rq.ldc = cs.ldc;
   rq.alpha = cs.alpha, rq.beta = cs.beta;
   rq.repeat = repeat;
+  rq.refill_seed = lab::wire::splitmix64(o.seed ^ lab::wire::splitmix64(seed));
   return rq;
 }
 
@@ -591,12 +612,20 @@ std::string speed_name(const Speed& sp) {
 }
 
 // Whether a timed n x n product (beta = 0) came back right, by Freivalds: the
-// last of `repeat` calls, which multiplied A B * 2^(repeat - 1) (lab/grade_wire.hpp).
-bool timed_product_ok(const Options& o, const Inputs& in, const Outcome& out, int64_t repeat) {
+// last of the request's calls, which multiplied the last refills of B (and A)
+// where there were several (lab/grade_wire.hpp), made here again.
+bool timed_product_ok(const Options& o, const lab::wire::Request& rq, const Inputs& in, const Outcome& out) {
   Matrix C(in.C0.rows(), in.C0.cols());
   std::copy(out.c.begin(), out.c.end(), C.data());
-  return lab::freivalds_check(std::ldexp(1.0, static_cast<int>(repeat - 1)), in.A.cview(), in.B.cview(), 0.0,
-                              in.C0.cview(), C.cview(), 3, o.seed + 76 + static_cast<uint64_t>(repeat))
+  const int64_t last = rq.repeat - 1;  // the last call's number (0: the inputs as sent)
+  auto refilled = [&](const Matrix& M, int which) {
+    Matrix R(M.rows(), M.cols());
+    lab::wire::refill(R.data(), static_cast<size_t>(R.size()), lab::wire::refill_key(rq.refill_seed, last, which));
+    return R;
+  };
+  const Matrix A = last > 0 && rq.refill_a ? refilled(in.A, 0) : Matrix(), B = last > 0 ? refilled(in.B, 1) : Matrix();
+  return lab::freivalds_check(rq.alpha, (last > 0 && rq.refill_a ? A : in.A).cview(), (last > 0 ? B : in.B).cview(),
+                              0.0, in.C0.cview(), C.cview(), 3, o.seed + 76 + static_cast<uint64_t>(rq.repeat))
       .ok;
 }
 
@@ -606,10 +635,11 @@ bool timed_product_ok(const Options& o, const Inputs& in, const Outcome& out, in
 double timed_student(const Options& o, const Case& cs, uint64_t seed, int64_t repeat, Clock::time_point deadline,
                      std::string* why) {
   const Inputs in = make_inputs(cs, seed);
-  const Outcome out = serve(o, request(o, cs, repeat), buffer(in.A), buffer(in.B), buffer(in.C0), deadline);
+  const lab::wire::Request rq = request(o, cs, repeat, seed);
+  const Outcome out = serve(o, rq, in, deadline);
   if (!out.answered) *why = out.failure;
   else if (out.reply.status != lab::wire::kDone) *why = out.msg;
-  else if (!timed_product_ok(o, in, out, repeat))
+  else if (!timed_product_ok(o, rq, in, out))
     *why = "the timed product is wrong (a randomized check of C failed" +
            std::string(repeat > 1 ? " after " + std::to_string(repeat) + " calls)" : ")");
   else return out.seconds;
@@ -687,17 +717,19 @@ Options reference_options(const Options& o, const std::string& variant) {
 // products on the same buffers in fresh processes; per side the best
 // of 3 rounds of each, and (best(1 + K) - best(1)) / K is one product. K is
 // chosen so that the reference's K products take about 1.5 s. B is
-// doubled before every call but the first (the step program's serve loop), so
-// a kernel that remembers its last answer gains nothing. The student's variant
-// runs with its default Params (not the device-memory cap or tiles its
-// correctness cases are given); for a reference on host matrices (cublasxt,
-// step07) the step program pins both sides' matrices, and A and B are
-// doubled in turn, so that no upload of either can be kept from a call before.
+// refilled with fresh numbers before every call but the first (the step
+// program's serve loop), so a kernel that remembers an earlier answer gains
+// nothing. The student's variant runs with its default Params (not the
+// device-memory cap or tiles its correctness cases are given); for a
+// reference on host matrices (cublasxt, step07) the step program pins both
+// sides' matrices and refills A too, so that no upload of either can be kept
+// from a call before.
 std::string gpu_speed_case(const Options& o, const Speed& sp, Clock::time_point deadline, std::string* figures) {
   if (o.reference_runner.empty()) throw GraderError("a GPU speed case needs --reference-runner (lab_grade_reference)");
   Options ref = reference_options(o, sp.reference), student = o;
   student.params = lab::wire::Request{};
   ref.params.pinned_host = student.params.pinned_host = sp.host() ? 1 : 0;
+  ref.params.refill_a = student.params.refill_a = sp.host() ? 1 : 0;
   const int64_t n = sp.n;
   const Case cs{"", n, n, n, n, n, n, n, 1.0, 0.0, false, true};
   uint64_t round_seed = o.seed + 2000;
@@ -706,7 +738,7 @@ std::string gpu_speed_case(const Options& o, const Speed& sp, Clock::time_point 
   auto timed = [&](const Options& who, int64_t repeat) -> double {
     if (&who == &student) return timed_student(student, cs, ++round_seed, repeat, deadline, &why);
     const Inputs in = make_inputs(cs, ++round_seed);
-    const Outcome out = serve(who, request(who, cs, repeat), buffer(in.A), buffer(in.B), buffer(in.C0), deadline);
+    const Outcome out = serve(who, request(who, cs, repeat, round_seed), in, deadline);
     const std::string failure = !out.answered ? out.failure : out.reply.status != lab::wire::kDone ? out.msg : "";
     if (!failure.empty()) throw GraderError("the reference " + sp.reference + " did not answer: " + failure);
     return out.seconds;
@@ -746,7 +778,7 @@ std::string machine_can(const Options& o, const std::string& what, Clock::time_p
   const Options ref = reference_options(o, what);
   const Case cs{"", 1, 1, 1, 1, 1, 1, 1, 1.0, 0.0};
   const Inputs in = make_inputs(cs, 1);
-  const Outcome out = serve(ref, request(ref, cs), buffer(in.A), buffer(in.B), buffer(in.C0), deadline);
+  const Outcome out = serve(ref, request(ref, cs), in, deadline);
   if (!out.answered) throw GraderError("the reference program did not answer about " + what + ": " + out.failure);
   if (out.reply.status == lab::wire::kNoDevice) return "";
   if (out.reply.status != lab::wire::kDone) throw GraderError("the reference program about " + what + ": " + out.msg);
@@ -794,7 +826,7 @@ int main(int argc, char** argv) {
         o.case_timeout > 0 ? std::min(deadline, Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                                    std::chrono::duration<double>(o.case_timeout)))
                            : deadline;
-    Outcome out = serve(o, rq, buffer(in.A), buffer(in.B), buffer(in.C0), case_deadline);
+    Outcome out = serve(o, rq, in, case_deadline);
     // mpiexec itself killed by a signal (a rank's crash makes it exit with a
     // status instead): the launcher's failure, tried once more
     std::string note;
@@ -802,7 +834,7 @@ int main(int argc, char** argv) {
       const std::string& launcher = o.launch.front();
       note = "run twice: its launcher " + launcher.substr(launcher.find_last_of('/') + 1) + " was killed by " +
              strsignal(out.launcher_signal) + " on the first try";
-      out = serve(o, rq, buffer(in.A), buffer(in.B), buffer(in.C0), case_deadline);
+      out = serve(o, rq, in, case_deadline);
     }
     // A variant that needs a GPU is not even built where the lab has no CUDA
     // (step09's GPU semirings): where the grader has no program of its own for

@@ -104,9 +104,11 @@ struct GpuHooks {
   std::function<std::shared_ptr<void>(void* p, size_t bytes)> pin_host;
   /// A device variant for the grader (`--serve`): the whole host buffers of
   /// the call (each ld x cols, C's rows below m included) go to the device at
-  /// the same ld, the variant runs `repeat` times there, and C's whole buffer
-  /// comes back.
-  std::function<void(const Variant&, const GemmCall& host_call, int64_t repeat)> serve;
+  /// the same ld, the variant runs `repeat` times there, B (and A where
+  /// refill_a) refilled on the device before each call but the first
+  /// (lab/grade_wire.hpp), and C's whole buffer comes back.
+  std::function<void(const Variant&, const GemmCall& host_call, int64_t repeat, uint64_t refill_seed, bool refill_a)>
+      serve;
   /// Makes the device's context now (the grader times its products after it).
   std::function<void()> warm_up;
 };

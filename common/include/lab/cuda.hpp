@@ -277,6 +277,10 @@ bool gemm_quick_return(double alpha, ConstMatView A, ConstMatView B, double beta
 /// C <- beta * C over the m x n region of a device view (beta == 0: zeros, C not read).
 void scale_c(double beta, MatView C, cudaStream_t stream);
 
+/// x[0, count) <- the grader's refill with that key (lab/refill.hpp), on `stream`:
+/// the same bits as lab::wire::refill on the host.
+void refill_device(double* x, size_t count, uint64_t key, cudaStream_t stream);
+
 // ---- running a device dgemm on host matrices (tests) ---------------------
 
 /// The signature of every GPU step's dgemm: device views, work queued on `stream`.

@@ -19,9 +19,11 @@
 #include <string>
 #include <vector>
 
+#include "lab/refill.hpp"
+
 namespace lab::wire {
 
-constexpr uint64_t kRequestMagic = 0x334b43454843424cULL;  // "LBCHECK3"
+constexpr uint64_t kRequestMagic = 0x344b43454843424cULL;  // "LBCHECK4"
 constexpr uint64_t kReplyMagic = 0x3159524c5045524cULL;    // "LREPLY1"
 
 /// A x B with A m x k (lda), B kb x n (ldb), C m x n (ldc); kb != k and bad
@@ -29,12 +31,14 @@ constexpr uint64_t kReplyMagic = 0x3159524c5045524cULL;    // "LREPLY1"
 /// buffer holds max(ld, 1) * max(cols, 0) doubles.
 ///
 /// repeat: the variant is called that many times on the same buffers (0 or 1:
-/// once), one of them doubled before every call but the first (exact in
-/// floating point): on the host B before the 2nd, 4th, ... call and A before
-/// the 3rd, 5th, ... (so that a variant that keeps either input from the call
-/// before is caught), on the device B. No two calls multiply the same numbers,
-/// and C is that of A B * 2^(repeat - 1). A speed case times 1 and 1 + K calls from
-/// outside: the difference is K products without the start-up and the transfers.
+/// once). Before every call but the first, B's whole buffer is refilled with
+/// fresh numbers (lab/refill.hpp, keyed by refill_seed and the call's number),
+/// and A's too where refill_a is 1 (a variant on host matrices, step07: no
+/// upload of either can be kept from a call before). No answer of an earlier
+/// call helps with the next, and C is that of the last call's A and B, which
+/// the checker makes again to verify it. A speed case times 1 and 1 + K calls
+/// from outside: the difference is K products without the start-up and the
+/// transfers.
 /// pinned_host: 1 = the step program page-locks A, B and C (cudaHostRegister)
 /// before the calls of a variant on host matrices: a speed case of step07,
 /// whose reference (cuBLASXt) copies at the pinned rate, sets it on both sides.
@@ -50,8 +54,16 @@ struct Request {
   int64_t gpus = 0;
   int64_t gpu_list[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t pinned_host = 0;
+  uint64_t refill_seed = 0;
+  int64_t refill_a = 0;
 };
 constexpr int64_t kMaxRepeat = 1000;
+
+/// How a request's repeated calls are refilled: B always, A where a is set.
+struct Refill {
+  uint64_t seed = 0;
+  bool a = false;
+};
 
 /// What became of the call. kNoDevice: a GPU variant on a machine (or build)
 /// without a usable GPU, or one that threw lab::NotOnThisMachine; the message
@@ -81,6 +93,9 @@ Status run_call(const std::function<void()>& call, std::string* msg);  // serve.
 
 /// The answer on fd: the Reply, the message (cut to 4096 bytes) and C's buffer.
 bool send_reply(int fd, Status status, std::string msg, const std::vector<double>& c);  // serve.cpp
+
+/// x[0, count) <- the refill with that key (lab/refill.hpp), on every core. serve.cpp
+void refill(double* x, size_t count, uint64_t key);
 
 /// n bytes from fd (false: it ended or failed first).
 inline bool read_all(int fd, void* p, size_t n) {

@@ -8,24 +8,29 @@ with no GPU, so the checker's GPU rules run on any machine.
 FAKE_MODE:
   product:SECONDS[:START]
                     computes C = alpha A B + beta C as the request's repeat calls
-                    would (A B * 2^(repeat - 1): B or A doubled before each but the first) and sleeps
+                    would (B, and A where refill_a, refilled before each but the first) and sleeps
                     SECONDS per call, as a GPU product would take, and START
                     once after reading the request (a slow start-up)
   stale:SECONDS     the same, but C as one call makes it, however many calls
                     (a kernel that remembers its first answer)
+  scaled:SECONDS    the first call's C times 2^(repeat - 1) (a kernel that
+                    remembers its first answer and scales it, against inputs
+                    that were only doubled)
   no_device:WHY     answers kNoDevice with WHY (a machine without the GPU)
   no_variant:WHY    answers kNoVariant with WHY (a build without the variant)
   done              computes nothing and answers kDone (the reference's "gpu")
-FAKE_LOG, when set: each request's repeat, Params and pinned_host are appended there.
+FAKE_LOG, when set: each request's repeat, Params, pinned_host and refill_a are appended there.
 """
 import os
 import struct
 import sys
 import time
 
-REQUEST = struct.Struct("<Q7q2dq3qqq8qq")  # magic, m n k kb lda ldb ldc, alpha beta, repeat, tile, mem, gpus, ids, pinned
+REQUEST = struct.Struct("<Q7q2dq3qqq8qqQq")  # magic, m n k kb lda ldb ldc, alpha beta, repeat, tile, mem, gpus, ids,
+#                                               pinned, refill_seed, refill_a
 REPLY = struct.Struct("<Qqq")
-REQUEST_MAGIC, REPLY_MAGIC = 0x334B43454843424C, 0x3159524C5045524C
+REQUEST_MAGIC, REPLY_MAGIC = 0x344B43454843424C, 0x3159524C5045524C
+MASK = (1 << 64) - 1
 DONE, NO_VARIANT, NO_DEVICE = 0, 4, 5
 
 
@@ -39,6 +44,19 @@ def read(n):
     return data
 
 
+def splitmix64(x):
+    x = (x + 0x9E3779B97F4A7C15) & MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK
+    return x ^ (x >> 31)
+
+
+def refill(seed, call, which, count):
+    """lab/refill.hpp's numbers, the same bits."""
+    key = splitmix64(seed ^ splitmix64((call << 1) | which))
+    return [float((splitmix64((key + i) & MASK) >> 11) - (1 << 52)) * 2.0 ** -52 for i in range(count)]
+
+
 def elements(ld, cols):
     return max(ld, 1) * max(cols, 0)
 
@@ -49,7 +67,7 @@ def main():
     arg, _, start = arg.partition(":")
     f = REQUEST.unpack(read(REQUEST.size))
     magic, m, n, k, kb, lda, ldb, ldc, alpha, beta, repeat = f[:11]
-    tile, mem, gpus, ids, pinned = f[11:14], f[14], f[15], f[16:24], f[24]
+    tile, mem, gpus, ids, pinned, seed, refill_a = f[11:14], f[14], f[15], f[16:24], f[24], f[25], f[26]
     if magic != REQUEST_MAGIC:
         sys.exit("fake_serve: not a request")
     a = struct.unpack(f"<{elements(lda, k)}d", read(8 * elements(lda, k)))
@@ -57,15 +75,22 @@ def main():
     c = list(struct.unpack(f"<{elements(ldc, n)}d", read(8 * elements(ldc, n))))
     if os.environ.get("FAKE_LOG"):
         with open(os.environ["FAKE_LOG"], "a") as log:
-            log.write(f"{sys.argv[2]} repeat={repeat} tile={list(tile)} mem={mem} gpus={list(ids[:gpus])} pinned={pinned}\n")
+            log.write(f"{sys.argv[2]} repeat={repeat} tile={list(tile)} mem={mem} gpus={list(ids[:gpus])} pinned={pinned}"
+                      f" refill_a={refill_a}\n")
     status, msg = DONE, b""
     if mode == "no_device":
         status, msg = NO_DEVICE, arg.encode()
     elif mode == "no_variant":
         status, msg = NO_VARIANT, arg.encode()
-    elif mode in ("product", "stale"):
+    elif mode in ("product", "stale", "scaled"):
         time.sleep(float(start or 0))
-        scale = 2.0 ** (max(repeat, 1) - 1) if mode == "product" else 1.0  # B * 2^(repeat - 1) in the last call
+        last, scale = max(repeat, 1) - 1, 1.0
+        if mode == "product" and last > 0:  # the last call's inputs
+            b = refill(seed, last, 1, len(b))
+            if refill_a:
+                a = refill(seed, last, 0, len(a))
+        elif mode == "scaled":
+            scale = 2.0 ** last
         for j in range(n):
             for i in range(m):
                 s = sum(a[i + p * lda] * b[p + j * ldb] for p in range(k))

@@ -75,14 +75,19 @@ class Checker(unittest.TestCase):
         self.assertTrue(reference and timed and cases_, lines)
         self.assertEqual(len(reference) + len(timed) + len(cases_), len(lines), lines)
         for line in reference + timed:
-            self.assertIn("tile=[0, 0, 0] mem=0 gpus=[] pinned=1", line)
+            self.assertIn("tile=[0, 0, 0] mem=0 gpus=[] pinned=1 refill_a=1", line)
         for line in cases_:
-            self.assertIn("pinned=0", line)
+            self.assertIn("pinned=0 refill_a=0", line)
         self.assertTrue(any("repeat=1 " in line for line in timed) and any("repeat=1 " not in line for line in timed))
 
     def test_a_kernel_that_remembers_its_answer_fails_the_speed_case(self):
-        # the repeated calls multiply a doubled B each time: the first answer again is wrong
-        cases = self.check("stale:0", "product:0.005", ["--speed", "cublas,24,1.0"])
+        # the repeated calls multiply fresh numbers each time: the first answer again is wrong,
+        # and so is the first answer scaled (what a kernel could make of inputs only doubled)
+        for cheat in ("stale:0", "scaled:0"):
+            cases = self.check(cheat, "product:0.005", ["--speed", "cublas,24,1.0"])
+            self.assertFalse(cases[-1]["passed"], cheat)
+            self.assertRegex(cases[-1]["why"], r"the timed product is wrong .* after \d+ calls")
+        cases = self.check("scaled:0", None, ["--speed", "transposed_dot,24,0.001"])  # a CPU speed case too
         self.assertFalse(cases[-1]["passed"])
         self.assertRegex(cases[-1]["why"], r"the timed product is wrong .* after \d+ calls")
 
