@@ -1554,6 +1554,81 @@ def cmd_prepare(args):
     return 0
 
 
+def object_deps(build):
+    """{object file: [the files the compiler read for it]} of a build, from the
+    compiler's own dependency lists: Ninja's log of them (`ninja -t deps`), or
+    the make generator's .d files. Read before any code of the build runs."""
+    build = pathlib.Path(build)
+    deps = {}
+    if (build / "build.ninja").is_file():
+        ninja = None
+        cache = build / "CMakeCache.txt"
+        if cache.is_file():
+            m = re.search(r"^CMAKE_MAKE_PROGRAM:\w+=(.+)$", cache.read_text(errors="replace"), re.M)
+            ninja = m.group(1).strip() if m else None
+        p = subprocess.run([ninja or shutil.which("ninja") or "ninja", "-C", str(build), "-t", "deps"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        current = None
+        for line in p.stdout.splitlines():
+            if line and not line[0].isspace():
+                current = line.split(": #deps")[0]
+                deps[current] = []
+            elif line.strip() and current is not None:
+                deps[current].append(line.strip())
+        return deps
+    for d in build.rglob("*.o.d"):  # make: "obj: dep dep \\" lines
+        text = d.read_text(errors="replace").replace("\\\n", " ")
+        for rule in text.splitlines():
+            target, _, rest = rule.partition(": ")
+            if rest:
+                deps.setdefault(target.strip(), []).extend(rest.split())
+    return deps
+
+
+def cmd_includes(args):
+    """The student's files that made the compiler read a file from outside the
+    student tree (the instructor's solutions, or a file the grading account
+    wrote elsewhere): each step of theirs loses its programs, and the build log
+    gets an error line for it that the report shows as its compile error."""
+    tree = pathlib.Path(args.tree).resolve()
+    build = tree / "build" / "student"
+    mine = {str((tree / rel).resolve()): rel for rel in student_files(tree)}
+    lab, work = pathlib.Path(args.lab).resolve(), pathlib.Path(args.work).resolve()
+
+    def outside(path):
+        p = pathlib.Path(path if os.path.isabs(path) else build / path).resolve()
+        if p == tree or tree in p.parents:
+            return False
+        if lab == p or lab in p.parents or work == p or work in p.parents:
+            return True  # the instructor's tree, or the grader's own files
+        try:  # a file the grading account made: what an earlier submission left
+            return args.uid is not None and p.stat().st_uid == args.uid
+        except OSError:
+            return False
+
+    bad = {}
+    for files in object_deps(build).values():
+        students = [mine[str(pathlib.Path(f if os.path.isabs(f) else build / f).resolve())] for f in files
+                    if str(pathlib.Path(f if os.path.isabs(f) else build / f).resolve()) in mine]
+        for rel in students:
+            for f in files:
+                if outside(f):
+                    bad.setdefault(rel, f)
+    if not bad:
+        return 0
+    folders = {rel.split("/")[0] for rel in bad}
+    for exe in build.rglob("*"):  # the steps' programs, test programs and libraries go
+        if exe.is_file() and any(exe.name.startswith(f) or exe.name.startswith(f"lib{f}") for f in folders):
+            exe.unlink()
+    with open(args.log, "a") as log:
+        for rel, f in sorted(bad.items()):
+            line = (f"{rel}:1:1: error: it includes {f}, which is not part of the student's tree: "
+                    f"a submission compiles from the lab's own files and its own only")
+            log.write(line + "\n")
+            print(f"grade: {line}", file=sys.stderr)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -1610,6 +1685,13 @@ def main():
     p.add_argument("--staged", help="the student's files chosen by `pick`, at their paths")
     p.add_argument("--dry", action="store_true", help="only print the stamp of the untouched tree")
     p.set_defaults(fn=cmd_prepare)
+    p = sub.add_parser("includes", help="fail the student files that include files from outside the tree")
+    p.add_argument("--tree", required=True, help="the grading tree, built (build/student)")
+    p.add_argument("--lab", required=True, help="the lab the grader runs from (the instructor's tree)")
+    p.add_argument("--work", required=True, help="the grader's own folder")
+    p.add_argument("--uid", type=int, help="the grading account: files it made outside the tree count as outside")
+    p.add_argument("--log", required=True, help="the build's log: an error line for each such file")
+    p.set_defaults(fn=cmd_includes)
     p = sub.add_parser("pick")
     p.add_argument("submission")
     p.add_argument("--lab", required=True, help="the lab tree the submission is graded in")

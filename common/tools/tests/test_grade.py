@@ -779,6 +779,34 @@ class Grade(unittest.TestCase):
         self.assertIn("is not built here", v["step05"].get("skipped", ""), v["step05"])
         self.assertEqual(v["step02"]["compile_error"], ["step02_transpose/transpose.cpp:3:1: error: oops"])
 
+    @unittest.skipUnless(shutil.which("cmake") and shutil.which("c++"), "needs cmake and a C++ compiler")
+    def test_a_student_file_that_includes_the_instructors_files_does_not_count_as_compiled(self):
+        # the instructor's tree holds the grading tree; tiling.cpp reaches out of it to the solution
+        for gen in (["-G", "Ninja"] if shutil.which("ninja") else []), ["-G", "Unix Makefiles"]:
+            lab = self.tmp / ("lab" + str(len(gen[1]) if gen else 0))
+            tree = lab / "build" / "grade" / "tree"
+            write(lab / "solutions" / "step03_tiling" / "tiling.cpp", "int tiled() { return 1; }\n")
+            write(tree / "common" / "student_files.txt", "step01_naive/naive.cpp\nstep03_tiling/tiling.cpp\n")
+            write(tree / "common" / "given.hpp", "inline int given() { return 2; }\n")
+            write(tree / "step01_naive" / "naive.cpp", '#include "../common/given.hpp"\nint naive() { return given(); }\n')
+            write(tree / "step03_tiling" / "tiling.cpp",
+                  '#include "../../../../solutions/step03_tiling/tiling.cpp"\n')
+            write(tree / "CMakeLists.txt", "cmake_minimum_required(VERSION 3.16)\nproject(p CXX)\n"
+                  "add_library(step01_naive STATIC step01_naive/naive.cpp)\n"
+                  "add_library(step03_tiling STATIC step03_tiling/tiling.cpp)\n")
+            build = tree / "build" / "student"
+            subprocess.run(["cmake", "-S", tree, "-B", build, *gen], check=True, capture_output=True)
+            subprocess.run(["cmake", "--build", build], check=True, capture_output=True)
+            log = tree / "build" / "student.build.log"
+            log.write_text("")
+            run("includes", "--tree", tree, "--lab", lab, "--work", lab / "build" / "grade", "--log", log)
+            lines = log.read_text().splitlines()
+            self.assertEqual(len(lines), 1, (gen, lines))
+            self.assertRegex(lines[0], r"^step03_tiling/tiling.cpp:1:1: error: it includes \S*/solutions/step03_tiling/"
+                                       r"tiling.cpp, which is not part of the student's tree", gen)
+            libs = sorted(p.name for p in build.rglob("lib*.a"))
+            self.assertEqual(libs, ["libstep01_naive.a"], gen)  # step03's library went
+
     def test_a_checked_gpu_step_without_a_gpu_is_graded_separately(self):
         # step05's variant answered "no usable GPU" (one skipped case); step08's program is not built here
         no_gpu = {"step": "step05", "variant": "tiled", "kind": "gemm",
