@@ -5,6 +5,14 @@
 // would put page faults (first touch of fresh memory) into every timed multiply,
 // so a Plan keeps its buffers, grows them when a call needs more, and touches new
 // memory once when it is allocated.
+//
+// That touch writes poison, not zeros: all bytes 0xFF (a NaN in every double,
+// -1 in every integer). A scratch block is only ever written before it is read
+// (a broadcast into it, or a product with beta = 0: "C is written, not read"),
+// so a correct multiply never sees the poison. A layer z > 0 that reads its
+// partial C block anyway (beta C added on every layer instead of once) gets
+// NaN on its very first call, instead of the zeros of fresh memory, which would
+// hide the mistake until a Plan is reused.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +27,7 @@ namespace lab::step08 {
 class HostWorkspace {
  public:
   static constexpr int kSlots = 3;  ///< A, B and C blocks
+  static constexpr int kPoisonByte = 0xFF;  ///< what new scratch memory holds until it is written
 
   /// At least `bytes` bytes of slot `slot`, 64-byte aligned, kept until the next larger request.
   void* get(int slot, size_t bytes) {
@@ -30,7 +39,7 @@ class HostWorkspace {
         s.bytes = 0;
         throw std::bad_alloc();
       }
-      std::memset(s.data.get(), 0, rounded);
+      std::memset(s.data.get(), kPoisonByte, rounded);  // never zeros: see the top of this file
       s.bytes = rounded;
     }
     return s.data.get();

@@ -146,9 +146,12 @@ std::string first_wrong_phase(const Grid& g, const Shape& s, uint64_t seed) {
                 ", broadcast along fibre_b (x varies) from the x = 0 face, rank (0," + std::to_string(cube.y) + "," +
                 std::to_string(cube.z) + ")\n";
     if (into_c != (cube.z == 0))
-      product = "local product: " + at + (into_c ? " combined the caller's C into its partial block, but only the "
-                                                   "z = 0 layer may (beta C would enter once per layer)\n"
-                                                 : " did not combine the caller's C (beta C): the z = 0 layer must\n");
+      product = "local product: " + at +
+                (into_c ? " ran with into_c = true: it combined the caller's C (beta C) into its partial block, but "
+                          "only the z = 0 layer may, or beta C enters once per layer, " + std::to_string(g.pz) +
+                              " times in all (its partial block is scratch: NaN when new, the last call's block after); see "
+                              "\"Why beta * C is added once\" in the handout\n"
+                        : " did not combine the caller's C (beta C): the z = 0 layer must\n");
     if (C.rows != cw.rows || C.cols != cw.cols)
       product += "local product: " + at + " multiplied into a " + std::to_string(C.rows) + " x " +
                  std::to_string(C.cols) + " block, want " + range("C", cw) + "\n";
@@ -183,10 +186,11 @@ std::string first_wrong_phase(const Grid& g, const Shape& s, uint64_t seed) {
   return first_finding(error.empty() ? "" : "the watched multiply threw on rank " + std::to_string(me) + ": " + error);
 }
 
-// One multiply with the blocks born on their ranks; rank 0 checks C against the
-// reference, every rank its guard cells and its A and B blocks; all agree.
-std::string multiply_and_check(const Grid& g, const Shape& s, uint64_t seed) {
-  const Plan plan(MPI_COMM_WORLD, s.m, s.n, s.k, g);
+// One multiply with the blocks born on their ranks, with `plan` (made for s.m,
+// s.n, s.k); rank 0 checks C against the reference, every rank its guard cells
+// and its A and B blocks; all agree.
+std::string multiply_and_check(const Plan& plan, const Shape& s, uint64_t seed) {
+  const Grid g = plan.grid();
   const auto seeds = lab::step08::Seeds::from(seed);
   Framed a(plan.a_block(), s.pad), b(plan.b_block(), s.pad), c(plan.c_block(), s.pad);
   const Block ab = plan.a_block(), bb = plan.b_block(), cb = plan.c_block();
@@ -224,6 +228,12 @@ std::string multiply_and_check(const Grid& g, const Shape& s, uint64_t seed) {
   return finding;
 }
 
+// The same with a Plan of its own.
+std::string multiply_and_check(const Grid& g, const Shape& s, uint64_t seed) {
+  const Plan plan(MPI_COMM_WORLD, s.m, s.n, s.k, g);
+  return multiply_and_check(plan, s, seed);
+}
+
 TEST(Step08Multiply, BlocksWhereTheyLieMatchTheReference) {
   // Uneven blocks, sizes smaller than the grid (empty blocks), k = 1, ld > rows,
   // beta = 0 with NaN in C, a beta that must enter once (pz > 1 grids).
@@ -235,6 +245,26 @@ TEST(Step08Multiply, BlocksWhereTheyLieMatchTheReference) {
       const std::string finding = multiply_and_check(g, s, lab::testing::fresh_seed());
       EXPECT_TRUE(finding.empty()) << finding;
     }
+}
+
+TEST(Step08Multiply, OnePlanReusedGivesTheRightCOnEveryCall) {
+  // A Plan is made once and multiplies many times: its scratch blocks keep what
+  // the last call left there. Fresh A, B and C on every call, beta != 0 on pz > 1
+  // grids (beta C must enter once, whatever a layer's partial block held before),
+  // then beta = 0 (C full of NaN), and a strided C (ld > rows) among them.
+  const int64_t m = 23, n = 19, k = 31;
+  const Shape calls[] = {{m, n, k, 1.0, 1.0, 0}, {m, n, k, -2.0, 0.5, 3}, {m, n, k, 1.5, 0.0, 1},
+                         {m, n, k, 0.5, -1.0, 2}};
+  for (const Grid& g : explicit_grids()) {
+    const Plan plan(MPI_COMM_WORLD, m, n, k, g);
+    int call = 0;
+    for (const Shape& s : calls) {
+      SCOPED_TRACE("call " + std::to_string(++call) + " of one Plan, " + describe(g, s));
+      const std::string finding = multiply_and_check(plan, s, lab::testing::fresh_seed());
+      EXPECT_TRUE(finding.empty()) << finding;
+      if (!finding.empty()) break;  // the later calls would only repeat it
+    }
+  }
 }
 
 TEST(Step08Plan, EveryElementHasOneOwnerAndTheCubeMatchesTheLayout) {
