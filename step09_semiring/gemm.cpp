@@ -14,9 +14,11 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "lab/first_exception.hpp"
 #include "lab/gemm_args.hpp"
+#include "lab/todo.hpp"
 #include "microkernel.hpp"  // step04: pack_a, pack_b
 #include "semiring_kernel.hpp"
 #include "ways.hpp"  // step04: layout_for, Team, Seat
@@ -168,6 +170,22 @@ void gemm(View<const typename S::value_type> A, View<const typename S::value_typ
           bool accumulate) {
   const step04::Isa isa = step04::best_isa();
   gemm_with<S>(A, B, C, accumulate, isa, step04::default_blocking(isa));
+}
+
+std::vector<Step04Todo> step04_kernels_todo() {
+  std::vector<Step04Todo> out;
+  for (step04::Isa isa : {step04::Isa::avx512, step04::Isa::avx2}) {
+    if (!step04::isa_supported(isa)) continue;  // (a CPU without it: step04 never picks it)
+    const step04::MicroKernel uk = step04::microkernel(isa);
+    // (room past the one step: a kernel may read ahead)
+    alignas(64) double a[4 * step04::kMaxMr] = {}, b[4 * step04::kMaxNr] = {}, c[step04::kMaxMr * step04::kMaxNr];
+    try {
+      uk.fn(1, a, b, 0.0, c, uk.mr);  // one step of k: what step04's dispatch runs to time it
+    } catch (const Todo& e) {
+      out.push_back({isa, e.what()});
+    }
+  }
+  return out;
 }
 
 template void gemm<PlusTimes>(ConstMatView, ConstMatView, MatView, bool);

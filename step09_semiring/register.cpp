@@ -60,6 +60,25 @@ std::string describe(Isa isa, const lab::Params& params) {
          " kernel" + (params.tile.empty() ? "; step04's blocks for it" : "");
 }
 
+// The kernel that runs where no instruction set is named, and why: step04's
+// choice for its DGEMM (its figures are DGEMM's), or WAIT while step04's
+// kernels are TODOs (then the choice is a narrower kernel than this CPU has).
+std::string chosen(const lab::Params& p) {
+  const std::vector<s9::Step04Todo> todo = s9::step04_kernels_todo();
+  if (todo.empty()) {
+    const std::string why = lab::step04::kernel_choice().why;  // "measured on one core: avx512 127.8, ..."
+    return describe(lab::step04::best_isa(), p) + "; the instruction set step04 chose for DGEMM (" +
+           (why.rfind("measured", 0) == 0 ? "its DGEMM kernels " : "") + why + ")";
+  }
+  std::string isas;
+  for (const s9::Step04Todo& t : todo)
+    isas += std::string(isas.empty() ? "" : " and ") + lab::step04::isa_name(t.isa);
+  return describe(lab::step04::best_isa(), p) + "; WAIT, needs step04: step09 runs the instruction set step04 " +
+         "chose for DGEMM, and step04's " + isas + " kernel" + (todo.size() > 1 ? "s are" : " is") +
+         " not implemented yet, so step09's " + isas + " kernel" + (todo.size() > 1 ? "s are" : " is") +
+         " not used (finish them: ./lab test step04)";
+}
+
 // `isa` empty: the kernel step04 chose for this CPU (decided on first use, not here).
 template <class S>
 void add_cpu(std::optional<Isa> isa) {
@@ -72,9 +91,7 @@ void add_cpu(std::optional<Isa> isa) {
                  std::string(S::name) + " on step04's packed panels, " +
                      (isa ? std::string(lab::step04::isa_name(*isa)) : "step04's chosen") +
                      " micro-kernel, OpenMP (--tile mc,nc,kc)",
-                 [which, isa](const lab::Params& p) {
-                   return describe(which(), p) + (isa ? "" : "; chosen: " + lab::step04::kernel_choice().why);
-                 }};
+                 [which, isa](const lab::Params& p) { return isa ? describe(which(), p) : chosen(p); }};
   v.check = check<S>;
   // The banner's plan line: how the threads share the loops at this size.
   v.plan = [which](const lab::Params& p, int64_t m, int64_t n, int64_t k) {

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "semiring.hpp"
 
@@ -49,6 +51,18 @@ MicroKernel microkernel(step04::Isa isa) {
   }
   return microkernel_generic<S>();
 }
+
+/// What step09 takes from the student's step04 besides pack_a and pack_b: the
+/// instruction set. gemm<S> runs the one step04 chose for its DGEMM
+/// (step04::best_isa), so while a step04 kernel this CPU could run is a TODO,
+/// step04 falls back to a narrower one (generic at worst) and step09's own
+/// kernel of that instruction set is never used. One entry per such kernel:
+/// its instruction set and its TODO ("not implemented yet: step04 AVX-512 ...").
+struct Step04Todo {
+  step04::Isa isa;
+  std::string message;
+};
+std::vector<Step04Todo> step04_kernels_todo();
 
 }  // namespace LAB_IMPL_NS
 }  // namespace lab::step09

@@ -3,7 +3,9 @@
 // with every kernel this CPU runs on blocks far smaller than the defaults (so
 // every loop takes several passes and every edge is hit); min-plus and
 // max-plus compared for exact equality. Then infinities, NaN and -inf, the
-// reference itself on a worked example, bad arguments, threads.
+// reference itself on a worked example, bad arguments, threads. First of all,
+// what step09 takes from the student's step04 (its micro-kernels, its pack_a
+// and pack_b), so that a fault there is the first failure shown, as step04's.
 #include <omp.h>
 
 #include <array>
@@ -11,9 +13,12 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lab/first_exception.hpp"
+#include "microkernel.hpp"  // step04: pack_a, pack_b
+#include "semiring_kernel.hpp"
 #include "semiring_testing.hpp"
 #include "ways.hpp"  // step04: force_ways
 
@@ -103,6 +108,57 @@ TEST_P(Step09Contract, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Step09Contract, ::testing::ValuesIn(cases()), case_name);
+
+// gemm<S> runs the instruction set step04 chose for its DGEMM: a step04 kernel
+// still a TODO leaves min-plus on a narrower kernel (generic at worst), and the
+// summary says this step waits for step04 (its TODO's message names it).
+TEST(Step09FromStep04, KernelsWritten) {
+  for (const s9::Step04Todo& t : s9::step04_kernels_todo())
+    ADD_FAILURE() << t.message << "\n(step09 runs the instruction set step04 chose for DGEMM: until step04's "
+                  << lab::step04::isa_name(t.isa) << " kernel is written, step09's is never used; ./lab test step04)";
+}
+
+// step04's pack_a (alpha = 1) and pack_b, as step09 calls them, against their
+// layout (step04_simd/microkernel.hpp): value t of step p of panel q at
+// dst[(q * kb + p) * width + t], zero past the block's edge.
+TEST(Step09FromStep04, PackingAsStep09CallsIt) {
+  const uint64_t seed = lab::testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  lab::Matrix M(45, 45);
+  M.fill_random(seed);
+  // A block of `extent` rows of A (columns of B) by kb, packed in panels `width` wide
+  auto check = [&](bool is_a, int width, int64_t extent, int64_t kb) {
+    const lab::ConstMatView block = is_a ? M.cview().block(1, 2, extent, kb) : M.cview().block(2, 1, kb, extent);
+    const int64_t panels = (extent + width - 1) / width;
+    std::vector<double> dst(size_t(panels * width * kb + 16), kNaN);  // (+16: step04's tests check the end)
+    try {
+      if (is_a) lab::step04::pack_a(1.0, block, width, dst.data());
+      else lab::step04::pack_b(block, width, dst.data());
+    } catch (const lab::Todo& e) {
+      FAIL() << e.what();
+    }
+    for (int64_t q = 0; q < panels; ++q)
+      for (int64_t p = 0; p < kb; ++p)
+        for (int64_t t = 0; t < width; ++t) {
+          const int64_t index = q * width + t;
+          const double want = index >= extent ? 0.0 : is_a ? block(index, p) : block(p, index);
+          const double got = dst[size_t((q * kb + p) * width + t)];
+          ASSERT_EQ(want, got)
+              << "step04's " << (is_a ? "pack_a" : "pack_b") << " (step09 packs every panel with it) is wrong: "
+              << "fix step04 first (./lab test step04), then run these tests again\n"
+              << (is_a ? "A block " : "B block ") << block.rows << " x " << block.cols << ", "
+              << (is_a ? "mr " : "nr ") << width << ": panel " << q << ", p " << p << ", position " << t
+              << " holds " << got << ", want " << want << (index >= extent ? " (past the edge)" : "");
+        }
+  };
+  for (auto [mr, nr] : {std::pair{8, 6}, {16, 14}}) {  // the tiles of step09's kernels
+    for (auto [extent, kb] : {std::pair<int64_t, int64_t>{1, 1}, {23, 5}, {37, 9}}) {
+      check(true, mr, extent, kb);
+      check(false, nr, extent, kb);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
 
 TEST(Step09Reference, WorkedExamples) {
   // A = [1 2 inf; 0 -1 5], B = [0 3; 1 inf; -2 0]: min-plus C(0,0) = min(1+0, 2+1, inf-2) = 1, ...
