@@ -76,6 +76,8 @@ void five_loops(const Plan& plan, const lab::step04::Seat& me, double alpha, lab
                 lab::ConstMatView B, double beta, lab::MatView C, lab::FirstException& error) {
   const int64_t k = A.cols;
   // TODO: JC (me.cols), PC (pack my share of B, me.group->wait()), IC (me.rows: pack my share
+  //       of A, me.block->wait()), JR (my share), IR: run_tile; end of IC: me.block->wait(), end of PC:
+  //       me.group->wait() (no one packs over a panel that others still read)
   (void)plan, (void)me, (void)alpha, (void)A, (void)B, (void)beta, (void)C, (void)error, (void)k;
   LAB_TODO("step04 five_loops: JC, PC + pack B (my share, wait), IC + pack A (my share, wait), JR, IR");
 }

@@ -76,7 +76,8 @@ void five_loops(const Plan& plan, const lab::step04::Seat& me, double alpha, lab
                 lab::ConstMatView B, double beta, lab::MatView C, lab::FirstException& error) {
   const int64_t k = A.cols;
   // LAB:SOLUTION-BEGIN  JC (me.cols), PC (pack my share of B, me.group->wait()), IC (me.rows: pack my share
-  // of A, me.block->wait()), JR (my share), IR: run_tile
+  // LAB:HINT  of A, me.block->wait()), JR (my share), IR: run_tile; end of IC: me.block->wait(), end of PC:
+  // LAB:HINT  me.group->wait() (no one packs over a panel that others still read)
   const MicroKernel& uk = plan.uk;
   const int64_t mr = uk.mr, nr = uk.nr, mc = plan.layout.mc, nc = plan.layout.nc, kc = plan.layout.kc;
   const auto [col0, col1] = me.cols;
