@@ -846,6 +846,10 @@ RANK_DIED = re.compile(r"rank (\d+) died with signal (\d+) \((\w+)\) in (\S+)")
 OMPI_SIGNAL = re.compile(r"process rank (\d+) with PID \S+ on node \S+ exited on\s+signal (\d+)")
 MPICH_SIGNAL = re.compile(r"RANK (\d+) PID \d+ RUNNING AT \S+\s*=\s*KILLED BY SIGNAL: (\d+)")
 MPI_ABORT = re.compile(r"MPI_ABORT was invoked on rank (\d+) in communicator \S+\s+with errorcode (-?\d+)")
+# a rank that left early: Open MPI's words for an exit without MPI_Finalize, and for a non-zero status
+OMPI_IMPROPER = re.compile(r"process rank (\d+) with PID \S+ on\s+node \S+ exiting improperly")
+OMPI_EXIT = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]\s+Exit code:\s+(\d+)")
+MPICH_EXIT = re.compile(r"RANK (\d+) PID \d+ RUNNING AT \S+\s*=\s*EXIT STATUS: (\d+)")
 MPI_ERROR = re.compile(r"MPI Error in NBC subrequest \S+ : (\d+)|An error occurred in (MPI_\w+)")
 ASAN = re.compile(r"ERROR: AddressSanitizer: (\S+(?: on [^(\n]*?)?)\s*(?:\(|\n)")
 ASAN_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in (.*?) (\S+\.(?:cpp|hpp|cu|cuh|h|inc):\d+)(?::\d+)?$", re.M)
@@ -937,6 +941,16 @@ def crash_lines(test, log):
                 died(int(m.group(1)), int(m.group(2)))
     for m in MPI_ABORT.finditer(out):
         lines.append(f"rank {m.group(1)} called MPI_Abort (error code {m.group(2)}){where}")
+    for m in OMPI_IMPROPER.finditer(out):
+        if int(m.group(1)) not in seen:
+            seen.add(int(m.group(1)))
+            lines.append(f"rank {m.group(1)} ended before the others without MPI_Finalize (an exit() or a return "
+                         f"from main in the middle of the run?){where}")
+    for rx in (OMPI_EXIT, MPICH_EXIT):
+        for m in rx.finditer(out):
+            if int(m.group(1)) not in seen and m.group(2) != "0":
+                seen.add(int(m.group(1)))
+                lines.append(f"rank {m.group(1)} exited with status {m.group(2)} before the others finished{where}")
     # a deadlock: every rank says where it waits; those inside a collective first, two in all
     stuck = sorted(WATCHDOG.finditer(out), key=lambda m: ("done, waiting" in m.group(4), int(m.group(1))))
     for m in stuck[:2]:

@@ -245,7 +245,12 @@ class Grade(unittest.TestCase):
             ("step08_mpi_3d.student.correctness.np3", "fail",
              run_case + "MPI_ABORT was invoked on rank 2 in communicator MPI_COMM_WORLD\nwith errorcode 3."),
             ("step03_tiling.student.correctness", "fail", "[ RUN      ] Contract/S.M/c1\n"),
-            ("step08_mpi_3d.student.correctness.np4", "fail", run_case))
+            ("step08_mpi_3d.student.correctness.np4", "fail", run_case),
+            ("step08_mpi_3d.student.correctness.np6", "fail",
+             run_case + "mpiexec has exited due to process rank 1 with PID 0 on\nnode vm exiting improperly. There "
+             "are three reasons this could occur:"),
+            ("step08_mpi_3d.student.correctness.np8", "fail",
+             run_case + "The first process to do so was:\n\n  Process name: [[13458,1],5]\n  Exit code:    3\n"))
         log = self.tmp / "ctest.log"
         log.write_text("1/4 Test #3: step03_tiling.student.correctness ....***Exception: SegFault  0.52 sec\n"
                        "4/4 Test #4: step08_mpi_3d.student.correctness.np4 ...***Timeout  60.02 sec\n")
@@ -259,7 +264,11 @@ class Grade(unittest.TestCase):
         self.assertIn("find the line: ./lab test --preset asan step03 -R '^step03_tiling\\.student\\.correctness$'",
                       p.stdout)
         self.assertIn("timed out after 60 s in test Step08Cube.EveryGrid", p.stdout)
-        self.assertEqual(p.stdout.count("find the line"), 2)  # not for MPI_Abort or a timeout
+        self.assertIn("rank 1 ended before the others without MPI_Finalize (an exit() or a return from main in "
+                      "the middle of the run?) in test Step08Cube.EveryGrid", p.stdout)
+        self.assertIn("rank 5 exited with status 3 before the others finished in test Step08Cube.EveryGrid",
+                      p.stdout)
+        self.assertEqual(p.stdout.count("find the line"), 2)  # not for MPI_Abort, an early exit or a timeout
 
     def test_an_abort_from_a_corrupted_heap_is_named(self):
         # ctest 3.25: "Subprocess aborted***Exception:"; glibc's own line says what it found
