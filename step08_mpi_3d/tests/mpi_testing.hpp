@@ -55,6 +55,13 @@ inline lab::CheckResult share_from_root(lab::CheckResult r) {
   return r;
 }
 
+/// When the rank-0 dgemm gave a wrong C on grid g: the same product through
+/// the multiply of the blocks where they lie (test_distributed.cpp), watched
+/// phase by phase, to say whether the fault is there or on the way to and from
+/// rank 0 (scatter_blocks, gather_blocks). Collective: every rank calls it.
+std::string where_rank0_went_wrong(const Grid& g, int64_t m, int64_t n, int64_t k, double alpha, double beta,
+                                   uint64_t seed);
+
 /// Every rank's own finding, judged on every rank: the text of the lowest rank
 /// that found something (empty when none did), so that the report is the same
 /// everywhere and printed once.

@@ -93,7 +93,10 @@ lab::CheckResult run_on_grid(const Grid& g, const Shape& s, Breakdown* bd = null
     if (!r.ok)
       r.report += "(seed " + std::to_string(seed) + ", rerun with LAB_SEED=" + std::to_string(seed) + ")\n";
   }
-  return share_from_root(r);
+  r = share_from_root(r);
+  if (!r.ok && g.given())  // which part of the way: the product of the blocks, or rank 0's scatter and gather
+    r.report = lab::step08::testing::where_rank0_went_wrong(g, s.m, s.n, s.k, s.alpha, s.beta, seed) + r.report;
+  return r;
 }
 
 std::string describe(const Grid& g, const Shape& s) {

@@ -457,3 +457,14 @@ TEST(Step08Check, TheDistributedCheckCatchesOneWrongElement) {
 }
 
 }  // namespace
+
+std::string lab::step08::testing::where_rank0_went_wrong(const Grid& g, int64_t m, int64_t n, int64_t k, double alpha,
+                                                         double beta, uint64_t seed) {
+  const std::string blocks = multiply_and_check(g, Shape{m, n, k, alpha, beta, 0}, seed);
+  if (blocks.empty())
+    return "the blocks where they lie multiply right on this grid and shape (multiply_blocks, watched phase by "
+           "phase), so C went wrong on its way to or from rank 0: scatter_blocks (A, B and C to their ranks) or "
+           "gather_blocks (C back into its place)\n";
+  return "the blocks where they lie multiply wrong on this grid and shape too: fix that first (the "
+         "Step08Multiply tests say which phase)\n";
+}
