@@ -849,6 +849,8 @@ MPI_ABORT = re.compile(r"MPI_ABORT was invoked on rank (\d+) in communicator \S+
 # a rank that left early: Open MPI's words for an exit without MPI_Finalize, and for a non-zero status
 OMPI_IMPROPER = re.compile(r"process rank (\d+) with PID \S+ on\s+node \S+ exiting improperly")
 OMPI_EXIT = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]\s+Exit code:\s+(\d+)")
+# an exception nothing caught: libstdc++'s words before it aborts
+TERMINATE = re.compile(r"terminate called after throwing an instance of '([^']+)'\n\s*what\(\):\s*([^\n]*)")
 MPICH_EXIT = re.compile(r"RANK (\d+) PID \d+ RUNNING AT \S+\s*=\s*EXIT STATUS: (\d+)")
 MPI_ERROR = re.compile(r"MPI Error in NBC subrequest \S+ : (\d+)|An error occurred in (MPI_\w+)")
 ASAN = re.compile(r"ERROR: AddressSanitizer: (\S+(?: on [^(\n]*?)?)\s*(?:\(|\n)")
@@ -984,6 +986,10 @@ def crash_lines(test, log):
     ending = ctest_ending(test["name"], log)
     if ending and ending[0] == "signal" and not lines:
         died(None, ending[1])
+    for m in list(TERMINATE.finditer(out))[:1]:  # (SIGABRT follows)
+        lines.append(f"an exception ({m.group(1)}: {m.group(2).strip()[:200]}) reached std::terminate{where}: "
+                     "it was thrown where nothing can catch it, most often inside an OpenMP parallel region "
+                     "(catch it inside the region and rethrow after it, as step04's given error.run does)")
     for m in list(HEAP.finditer(out))[:1]:  # glibc's malloc stopped the program (SIGABRT)
         lines.append(f"glibc found its heap broken ('{m.group(1).strip()}'): a write outside an allocation, "
                      "as past the end of a matrix, in this test or one before it")

@@ -270,6 +270,17 @@ class Grade(unittest.TestCase):
                       p.stdout)
         self.assertEqual(p.stdout.count("find the line"), 2)  # not for MPI_Abort, an early exit or a timeout
 
+    def test_an_exception_that_reached_terminate_is_named(self):
+        out = ("[ RUN      ] Step02TransposeScaled.EveryElementMovesAndIsScaled\nterminate called after throwing an "
+               "instance of 'std::invalid_argument'\n  what():  transpose: bad block\n")
+        log = self.tmp / "ctest.log"
+        log.write_text("1/1 Test #1: step02_transpose.student.correctness ...Subprocess aborted***Exception:"
+                       "   0.05 sec\n")
+        p = run("summary", self.junit(("step02_transpose.student.correctness", "fail", out)), "--log", log, ok=False)
+        self.assertIn("an exception (std::invalid_argument: transpose: bad block) reached std::terminate in test "
+                      "Step02TransposeScaled.EveryElementMovesAndIsScaled: it was thrown where nothing can catch it, "
+                      "most often inside an OpenMP parallel region", p.stdout)
+
     def test_an_abort_from_a_corrupted_heap_is_named(self):
         # ctest 3.25: "Subprocess aborted***Exception:"; glibc's own line says what it found
         out = ("[ RUN      ] Contract/S.M/c0\n[       OK ] Contract/S.M/c0 (0 ms)\n"
