@@ -381,6 +381,9 @@ void all_or_none(MPI_Comm comm, F&& fn) {
     kind = Failure::error;
     what = "an exception that is not a std::exception";
   }
+  // where the others are still inside a collective of this part, they never come
+  // to agree: the watchdog's note then says what this rank threw
+  if (kind != Failure::none) note_step(("threw: " + what.substr(0, 140) + "; waiting for the others to agree").c_str());
   agree_on_failure(comm, kind, what);
 }
 

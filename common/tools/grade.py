@@ -211,7 +211,9 @@ def skipped_here(cases, reasons):
 
 
 def skipped_text(groups):
-    return "; ".join(f"{len(cs)} case{'s' if len(cs) != 1 else ''} skipped here ({why})" for why, cs in groups)
+    """Skipped cases by reason; a case alone is named."""
+    return "; ".join(f"1 case skipped here ({cs[0]}: {why})" if len(cs) == 1 else
+                     f"{len(cs)} cases skipped here ({why})" for why, cs in groups)
 
 
 def parse_cases(out):
@@ -584,6 +586,8 @@ def graded_files_table(sources, steps=None):
         else:
             where = f"`{row['from']}`" + (" (by its name)" if row["how"].startswith("its name") else "")
             flag = "**unchanged from the skeleton**" if row["unchanged"] else ""
+        if steps is not None and step_of(row["file"]) not in steps:
+            flag = "not graded in this run (--steps)"
         flag = "; ".join([flag] + row.get("notes", [])).strip("; ")
         lines.append(f"| `{row['file']}` | {where} | {size_text(row['size'])} | {flag} |")
     for line in sources.get("run_as", "").splitlines():
@@ -953,13 +957,18 @@ def crash_lines(test, log):
             if int(m.group(1)) not in seen and m.group(2) != "0":
                 seen.add(int(m.group(1)))
                 lines.append(f"rank {m.group(1)} exited with status {m.group(2)} before the others finished{where}")
-    # a deadlock: every rank says where it waits; those inside a collective first, two in all
-    stuck = sorted(WATCHDOG.finditer(out), key=lambda m: ("done, waiting" in m.group(4), int(m.group(1))))
+    # a deadlock: every rank says where it waits; one that threw first (its error is the cause),
+    # then those inside a collective, two in all
+    stuck = sorted(WATCHDOG.finditer(out),
+                   key=lambda m: (": threw: " not in m.group(4), "done, waiting" in m.group(4), int(m.group(1))))
     for m in stuck[:2]:
         lines.append(f"rank {m.group(1)} made no progress for {m.group(2)} s in test {m.group(3)} "
                      f"(last in {m.group(4)}): a deadlock?")
     if len(stuck) > 2:
         lines.append(f"... and {len(stuck) - 2} more rank{'s' if len(stuck) > 3 else ''} (each in the log)")
+    if stuck and ": threw: " in stuck[0].group(4):
+        lines.append(f"rank {stuck[0].group(1)} threw in the middle of a phase while other ranks were inside its "
+                     "collectives, so they could not agree on the error: fix what it threw first")
     for m in list(MPI_ERROR.finditer(out))[:1]:
         call = m.group(2) or "a collective"
         why = " (15: MPI_ERR_TRUNCATE, a message longer than its receive buffer: do the ranks agree on the " \
@@ -1032,9 +1041,15 @@ def first_failure(output, most=4):
                 trace.append(t.group(1).strip())
         message = [l for l in body if not BOOLEAN_NOISE.match(l)]
         if message and message[0] == "Expected equality of these values:":
-            message = message[1:]
-            while message and message[0].startswith(" "):
-                message = message[1:]
+            message, operands = message[1:], []
+            while message and message[0].startswith(" "):  # each operand, and its value where it is no literal
+                line = message.pop(0).strip()
+                if line.startswith("Which is:") and operands:
+                    operands[-1] += " = " + line[len("Which is:"):].strip()
+                elif not line.startswith("Which is:"):
+                    operands.append(line)
+            if message and operands:  # the test's message, then what it compared, on one line
+                message.insert(1, "compared: " + " and ".join(operands))
         shown = message or body
         at = next((n for n, l in enumerate(shown) if l.startswith("block map (")), None)
         # the block map whole (at most 16 lines): where in C the wrong elements are is the hint

@@ -163,7 +163,7 @@ class Grade(unittest.TestCase):
                                  "| C(0,0) = 1, want 0", "| C(1,0) = 1, want 0",
                                  "| block map (1 x 1 elements per character; '.' right, 'X' wrong, 'N' NaN/Inf):",
                                  "| X.", "| XX", "| during: tiles mc 1, nc 1, kc 1"])
-        # an EXPECT_EQ with a message: the message, not the operands; without one: the operands
+        # an EXPECT_EQ with a message: the message, then the operands on one line; without one: the operands
         eq = ("[ RUN      ] W.Same\n/src/test_ways.cpp:244: Failure\nExpected equality of these values:\n  0\n"
               "  std::memcmp(a, b, n)\n    Which is: 8\nways jc 1 x ic 2 give other bits: a race?\n"
               "[  FAILED  ] W.Same (1 ms)\n")
@@ -171,8 +171,8 @@ class Grade(unittest.TestCase):
                 "  count\n    Which is: 4\n[  FAILED  ] W.Count (1 ms)\n")
         p = run("summary", self.junit(("step04_simd.student.correctness", "fail", eq),
                                       ("step03_tiling.student.correctness", "fail", bare)), ok=False)
-        self.assertIn("the first failure (test_ways.cpp:244):\n         | ways jc 1 x ic 2 give other bits: a race?\n",
-                      p.stdout)
+        self.assertIn("the first failure (test_ways.cpp:244):\n         | ways jc 1 x ic 2 give other bits: a race?\n"
+                      "         | compared: 0 and std::memcmp(a, b, n) = 8\n", p.stdout)
         self.assertIn("the first failure (test_x.cpp:9):\n         | Expected equality of these values:\n"
                       "         | 3\n         | count\n         | Which is: 4\n", p.stdout)
         # the same first failure in two programs (step08 at 2 and 3 ranks) is shown once
@@ -314,6 +314,19 @@ class Grade(unittest.TestCase):
         self.assertIn("rank 0 made no progress for 30 s in test Step08Multiply.BlocksWhereTheyLie (last in grid "
                       "1x1x2, phase reduce: in MPI_Reduce on fibre_c (along z), rank at (0,0,0)): a deadlock?", p.stdout)
 
+    def test_a_deadlock_after_a_rank_threw_names_what_it_threw(self):
+        out = ("[ RUN      ] Step08Multiply.BlocksWhereTheyLie\n"
+               "step08 tests: rank 0 made no progress for 30 s in test Step08Multiply.BlocksWhereTheyLie, last in "
+               "grid 1x1x2, phase broadcast: in MPI_Bcast on fibre_b (along x), rank at (0,0,0): a deadlock?\n"
+               "step08 tests: rank 1 made no progress for 30 s in test Step08Multiply.BlocksWhereTheyLie, last in "
+               "grid 1x1x2, phase broadcast: threw: planted: rank 1 gives up; waiting for the others to agree, "
+               "rank at (0,0,1): a deadlock?\n")
+        p = run("summary", self.junit(("step08_mpi_3d.student.correctness.np2", "fail", out)), ok=False)
+        first = p.stdout.index("rank 1 made no progress")
+        self.assertLess(first, p.stdout.index("rank 0 made no progress"))
+        self.assertIn("threw: planted: rank 1 gives up", p.stdout)
+        self.assertIn("rank 1 threw in the middle of a phase while other ranks were inside its collectives", p.stdout)
+
     def test_the_phase_and_an_mpi_error_of_step08_are_quoted(self):
         phase = ("the first phase that went wrong: B broadcast: rank 1 at (1,0,0) starts its product with a wrong "
                  "B block (51 x 23)\n")
@@ -430,8 +443,8 @@ class Grade(unittest.TestCase):
                         own_skips={"Avx512.A": "this CPU cannot run avx512"})
         junit = self.junit(("step05_cuda_shared.student.correctness", "run", out))
         p = run("summary", junit)
-        self.assertIn(f"PASS step05_cuda_shared.student.correctness: 1 case skipped here ({NO_DMMA}); "
-                      "1 case skipped here (this CPU cannot run avx512)", p.stdout)
+        self.assertIn(f"PASS step05_cuda_shared.student.correctness: 1 case skipped here (Dmma.A: {NO_DMMA}); "
+                      "1 case skipped here (Avx512.A: this CPU cannot run avx512)", p.stdout)
         self.assertIn("1 passed, 0 failed, 0 skipped", p.stdout)
         data, steps = self.score(junit)
         self.assertEqual(steps["step05"]["status"], "graded")
@@ -798,6 +811,16 @@ class Grade(unittest.TestCase):
         v = json.loads(out.read_text())
         self.assertIn("is not built here", v["step05"].get("skipped", ""), v["step05"])
         self.assertEqual(v["step02"]["compile_error"], ["step02_transpose/transpose.cpp:3:1: error: oops"])
+
+    def test_with_steps_the_files_of_other_steps_say_they_were_not_graded(self):
+        sys.path.insert(0, str(GRADE.parent))
+        import grade
+        row = {"from": "x", "how": "its path", "size": 10, "unchanged": True}
+        sources = {"files": [dict(row, file="step01_naive/naive.cpp", unchanged=False),
+                             dict(row, file="step04_simd/pack.cpp")]}
+        table = "\n".join(grade.graded_files_table(sources, steps={"step01"}))
+        self.assertIn("| `step04_simd/pack.cpp` | `x` | 10 B | not graded in this run (--steps) |", table)
+        self.assertNotIn("unchanged from the skeleton", table)
 
     @unittest.skipUnless(shutil.which("cmake") and shutil.which("c++"), "needs cmake and a C++ compiler")
     def test_a_student_file_that_includes_the_instructors_files_does_not_count_as_compiled(self):
