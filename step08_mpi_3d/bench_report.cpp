@@ -86,7 +86,7 @@ void print_run(const RunResult& r, const lab::BenchOptions& o, int p, int thread
     const double m = double(o.m), n = double(o.n), k = double(o.k);
     const double formula = lab::step08::words_formula(r.grid, m, n, k);
     const Grid g2 = lab::step08::best_2d_grid(p, o.m, o.n, o.k);
-    std::printf("  words per rank in the broadcasts and the reduction: busiest %lld, formula %.0f (%s), best 2D %s "
+    std::printf("  words per rank in the broadcasts and the reduction: busiest %lld, formula %.0f (%s), best 2D (pz = 1) %s "
                 "%.0f, cube %.0f, lower bound %.0f\n",
                 (long long)f.most_words, formula, r.grid.str().c_str(), g2.str().c_str(),
                 lab::step08::words_formula(g2, m, n, k), lab::step08::cube_formula(p, m, n, k),

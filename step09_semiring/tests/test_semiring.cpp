@@ -204,6 +204,8 @@ TEST(Step09Infinity, NanAndMinusInfinityReadAsDocumented) {
   for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic}) {
     if (!lab::step04::isa_supported(isa)) continue;
     SCOPED_TRACE(lab::step04::isa_name(isa));
+    SCOPED_TRACE("a NaN sum must be skipped: vminpd / vmaxpd return their second operand when either is NaN, so "
+                 "the sum goes first, min(sum, acc) (the handout's \"The kernels get the NaN rule for free\")");
     for (bool accumulate : {false, true}) {
       step09_testing::run_shape<s9::MinPlus>(product<s9::MinPlus>(isa, Blocks::odd), shape, accumulate, seed,
                                              step09_testing::scatter_specials(seed));
