@@ -587,7 +587,7 @@ def graded_files_table(sources, steps=None):
             where = f"`{row['from']}`" + (" (by its name)" if row["how"].startswith("its name") else "")
             flag = "**unchanged from the skeleton**" if row["unchanged"] else ""
         if steps is not None and step_of(row["file"]) not in steps:
-            flag = "not graded in this run (--steps)"
+            flag = "; ".join(f for f in (flag, "not graded in this run (--steps)") if f)
         flag = "; ".join([flag] + row.get("notes", [])).strip("; ")
         lines.append(f"| `{row['file']}` | {where} | {size_text(row['size'])} | {flag} |")
     for line in sources.get("run_as", "").splitlines():
