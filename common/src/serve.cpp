@@ -92,17 +92,16 @@ int serve_main(const char* variant, const StepInfo& info, const char* impl) {
   } else {
     const Params params = params_of(rq);
     const int64_t repeat = std::min<int64_t>(std::max<int64_t>(rq.repeat, 1), wire::kMaxRepeat);
-    const wire::Refill refill{rq.refill_seed, rq.refill_a != 0};
     const GemmCall call{rq.alpha, {a.data(), rq.m, rq.k, rq.lda}, {b.data(), rq.kb, rq.n, rq.ldb}, rq.beta,
                         {c.data(), rq.m, rq.n, rq.ldc}, &params, nullptr};
     // a device variant on copies of the buffers on the GPU (the hooks); the others on them here
     status = wire::run_call(
         [&] {
-          if (v->backend == Backend::gpu) return gpu_hooks()->serve(*v, call, repeat, refill.seed, refill.a);
+          if (v->backend == Backend::gpu) return gpu_hooks()->serve(*v, call, repeat, rq.refill_seed, rq.refill_a != 0);
           for (int64_t r = 0; r < repeat; ++r) {
             if (r > 0) {  // fresh numbers for every call (lab/grade_wire.hpp)
-              wire::refill(b.data(), b.size(), wire::refill_key(refill.seed, r, 1));
-              if (refill.a) wire::refill(a.data(), a.size(), wire::refill_key(refill.seed, r, 0));
+              wire::refill(b.data(), b.size(), wire::refill_key(rq.refill_seed, r, 1));
+              if (rq.refill_a != 0) wire::refill(a.data(), a.size(), wire::refill_key(rq.refill_seed, r, 0));
             }
             v->run(call);
           }

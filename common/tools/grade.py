@@ -1630,8 +1630,11 @@ def cmd_includes(args):
     mine = {str((tree / rel).resolve()): rel for rel in student_files(tree)}
     lab, work = pathlib.Path(args.lab).resolve(), pathlib.Path(args.work).resolve()
 
+    def where(path):  # a dependency's real path (Ninja lists some relative to the build folder)
+        return pathlib.Path(path if os.path.isabs(path) else build / path).resolve()
+
     def outside(path):
-        p = pathlib.Path(path if os.path.isabs(path) else build / path).resolve()
+        p = where(path)
         if p == tree or tree in p.parents:
             return False
         if lab == p or lab in p.parents or work == p or work in p.parents:
@@ -1643,9 +1646,7 @@ def cmd_includes(args):
 
     bad = {}
     for files in object_deps(build).values():
-        students = [mine[str(pathlib.Path(f if os.path.isabs(f) else build / f).resolve())] for f in files
-                    if str(pathlib.Path(f if os.path.isabs(f) else build / f).resolve()) in mine]
-        for rel in students:
+        for rel in [mine[str(where(f))] for f in files if str(where(f)) in mine]:
             for f in files:
                 if outside(f):
                     bad.setdefault(rel, f)

@@ -413,7 +413,7 @@ lab::wire::Request request(const Options& o, const Case& cs, int64_t repeat = 1,
   rq.m = cs.m, rq.n = cs.n, rq.k = cs.k, rq.kb = cs.kb, rq.lda = cs.lda, rq.ldb = cs.ldb, rq.ldc = cs.ldc;
   rq.alpha = cs.alpha, rq.beta = cs.beta;
   rq.repeat = repeat;
-  rq.refill_seed = lab::wire::splitmix64(o.seed ^ lab::wire::splitmix64(seed));
+  rq.refill_seed = lab::mix64(o.seed ^ lab::mix64(seed + 0x9e3779b97f4a7c15ULL));
   return rq;
 }
 
@@ -623,9 +623,10 @@ bool timed_product_ok(const Options& o, const lab::wire::Request& rq, const Inpu
     lab::wire::refill(R.data(), static_cast<size_t>(R.size()), lab::wire::refill_key(rq.refill_seed, last, which));
     return R;
   };
-  const Matrix A = last > 0 && rq.refill_a ? refilled(in.A, 0) : Matrix(), B = last > 0 ? refilled(in.B, 1) : Matrix();
-  return lab::freivalds_check(rq.alpha, (last > 0 && rq.refill_a ? A : in.A).cview(), (last > 0 ? B : in.B).cview(),
-                              0.0, in.C0.cview(), C.cview(), 3, o.seed + 76 + static_cast<uint64_t>(rq.repeat))
+  const bool new_a = last > 0 && rq.refill_a, new_b = last > 0;
+  const Matrix A = new_a ? refilled(in.A, 0) : Matrix(), B = new_b ? refilled(in.B, 1) : Matrix();
+  return lab::freivalds_check(rq.alpha, (new_a ? A : in.A).cview(), (new_b ? B : in.B).cview(), 0.0, in.C0.cview(),
+                              C.cview(), 3, o.seed + 76 + static_cast<uint64_t>(rq.repeat))
       .ok;
 }
 

@@ -59,12 +59,6 @@ struct Request {
 };
 constexpr int64_t kMaxRepeat = 1000;
 
-/// How a request's repeated calls are refilled: B always, A where a is set.
-struct Refill {
-  uint64_t seed = 0;
-  bool a = false;
-};
-
 /// What became of the call. kNoDevice: a GPU variant on a machine (or build)
 /// without a usable GPU, or one that threw lab::NotOnThisMachine; the message
 /// says why, and the step is graded elsewhere.

@@ -44,17 +44,21 @@ def read(n):
     return data
 
 
-def splitmix64(x):
-    x = (x + 0x9E3779B97F4A7C15) & MASK
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK
-    return x ^ (x >> 31)
+GOLDEN = 0x9E3779B97F4A7C15
+
+
+def mix64(z):
+    """lab/random.hpp's mix64."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
 
 
 def refill(seed, call, which, count):
-    """lab/refill.hpp's numbers, the same bits."""
-    key = splitmix64(seed ^ splitmix64((call << 1) | which))
-    return [float((splitmix64((key + i) & MASK) >> 11) - (1 << 52)) * 2.0 ** -52 for i in range(count)]
+    """lab/refill.hpp's numbers, the same bits: 2 random_unit(key, i, 0) - 1."""
+    key = mix64(seed ^ mix64((((call << 1) | which) + GOLDEN) & MASK))
+    col = mix64(key)  # random_unit's mix64(seed + GOLDEN * j) at j = 0
+    return [2.0 * ((mix64(col ^ i) >> 11) * 2.0 ** -53) - 1.0 for i in range(count)]
 
 
 def elements(ld, cols):
