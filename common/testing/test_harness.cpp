@@ -10,6 +10,7 @@
 #include "lab/bench.hpp"
 #include "lab/check.hpp"
 #include "lab/gemm_args.hpp"
+#include "lab/grade_wire.hpp"
 #include "lab/random.hpp"
 #include "lab/registry.hpp"
 #include "lab/timer.hpp"
@@ -163,6 +164,39 @@ TEST(Matrix, FillRandomIsTheSameForAnyThreadsAndLd) {
       EXPECT_GE(small(i, j), 2.0);
       EXPECT_LT(small(i, j), 2.5);
     }
+}
+
+// The grader's refill between repeated speed-case calls (lab/refill.hpp): the
+// same key gives the same bits on every core (the checker recomputes the last
+// call's A and B with it), and A, B and each call get numbers of their own.
+TEST(Refill, EachCallAndOperandGetsFreshNumbersTheSameOnEveryCore) {
+  const size_t count = (size_t(1) << 18) + 333;  // over the parallel threshold
+  std::vector<double> b2(count), b3(count), a3(count), b2_again(count), other_seed(count);
+  lab::wire::refill(b2.data(), count, lab::wire::refill_key(99, 2, 1));
+  lab::wire::refill(b3.data(), count, lab::wire::refill_key(99, 3, 1));
+  lab::wire::refill(a3.data(), count, lab::wire::refill_key(99, 3, 0));
+  lab::wire::refill(other_seed.data(), count, lab::wire::refill_key(100, 2, 1));
+#ifdef _OPENMP
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(1);  // the refill takes every core whatever this says; the bits may not depend on it
+#endif
+  for (size_t i = 0; i < count; ++i) b2_again[i] = lab::wire::refill_value(lab::wire::refill_key(99, 2, 1), i);
+#ifdef _OPENMP
+  omp_set_num_threads(before);
+#endif
+  size_t same = 0;
+  double lo = 1, hi = -1;
+  for (size_t i = 0; i < count; ++i) {
+    ASSERT_EQ(b2[i], b2_again[i]) << "element " << i;
+    same += (b2[i] == b3[i]) + (b3[i] == a3[i]) + (b2[i] == other_seed[i]);
+    lo = std::min(lo, b2[i]);
+    hi = std::max(hi, b2[i]);
+  }
+  EXPECT_EQ(0u, same) << "elements shared between calls, operands or seeds";
+  EXPECT_GE(lo, -1.0);
+  EXPECT_LT(hi, 1.0);
+  EXPECT_LT(lo, -0.999);
+  EXPECT_GT(hi, 0.999);
 }
 
 TEST(QuickReturn, AlphaZeroScalesWithoutReadingAB) {
