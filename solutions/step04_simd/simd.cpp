@@ -89,7 +89,8 @@ void five_loops(const Plan& plan, const lab::step04::Seat& me, double alpha, lab
       const int64_t kb = std::min(kc, k - pc);
       const auto [b0, b1] = lab::step04::share(panels, me.in_group, me.group_size);
       if (b1 > b0) {
-        error.run([&] {
+        // (bindings named in the capture: clang before 16 cannot capture them by [&] alone)
+        error.run([&, b0 = b0, b1 = b1] {
           pack_b(B.block(pc, jc + b0 * nr, kb, std::min(nb, b1 * nr) - b0 * nr), int(nr),
                  me.b + b0 * nr * kb);
         });
@@ -101,14 +102,14 @@ void five_loops(const Plan& plan, const lab::step04::Seat& me, double alpha, lab
         const int64_t mb = std::min(mc, row1 - ic);
         const auto [a0, a1] = lab::step04::share(ceil_div(mb, mr), me.in_block, me.block_size);
         if (a1 > a0) {
-          error.run([&] {
+          error.run([&, a0 = a0, a1 = a1] {
             pack_a(alpha, A.block(ic + a0 * mr, pc, std::min(mb, a1 * mr) - a0 * mr, kb), int(mr),
                    me.a + a0 * mr * kb);
           });
         }
         me.block->wait();  // the A block is complete
         const auto [q0, q1] = lab::step04::share(panels, me.in_block, me.block_size);
-        error.run([&] {
+        error.run([&, q0 = q0, q1 = q1] {
           for (int64_t q = q0; q < q1; ++q) {          // loop 2 (JR): one kb x NR panel of B, in L1
             for (int64_t ir = 0; ir < mb; ir += mr) {  // loop 1 (IR): one MR x kb panel of A, from L2
               run_tile(uk, kb, me.a + ir * kb, me.b + q * nr * kb, beta_pc,
