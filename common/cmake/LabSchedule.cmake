@@ -92,6 +92,16 @@ function(lab_schedule_tests)
         set_property(TEST ${_t} APPEND PROPERTY ENVIRONMENT OMP_NUM_THREADS=${LAB_TEST_THREADS})
       endif()
     endif()
+    if(LAB_ARCHER AND LAB_SANITIZE MATCHES "thread")
+      # ThreadSanitizer (the tsan preset): OpenMP's own synchronisation through
+      # Archer; the first race ends the program, in the test that met it; and
+      # at least two threads, or there is nothing to race
+      set_property(TEST ${_t} APPEND PROPERTY ENVIRONMENT "OMP_TOOL_LIBRARIES=${LAB_ARCHER}"
+                   "TSAN_OPTIONS=ignore_noninstrumented_modules=1:halt_on_error=1:second_deadlock_stack=1")
+      if(LAB_TEST_THREADS LESS 2 AND NOT _env MATCHES "OMP_NUM_THREADS=")
+        set_property(TEST ${_t} APPEND PROPERTY ENVIRONMENT OMP_NUM_THREADS=2)
+      endif()
+    endif()
     if(LAB_HAVE_CUDA AND ("gpu" IN_LIST _labels OR _uses_gpu))
       if("mpi" IN_LIST _labels OR "performance" IN_LIST _labels)
         # whole GPUs: one for each rank (as many as this machine has, where the

@@ -861,6 +861,13 @@ ASAN = re.compile(r"ERROR: AddressSanitizer: (\S+(?: on [^(\n]*?)?)\s*(?:\(|\n)"
 ASAN_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in (.*?) (\S+\.(?:cpp|hpp|cu|cuh|h|inc):\d+)(?::\d+)?$", re.M)
 UBSAN = re.compile(r"^(\S+?):(\d+):\d+: runtime error: ([^\n]*)", re.M)
 ASAN_ACCESS = re.compile(r"\s*((?:READ|WRITE) of size \d+)")
+# --preset tsan: the first report, its two accesses (each with its stack) and the memory's kind
+TSAN = re.compile(r"WARNING: ThreadSanitizer: ([^\n(]+?)\s*\(pid=\d+\)")
+TSAN_ACCESS = re.compile(r"^ *(Previous |Atomic |Previous atomic )?(read|write) of size (\d+) at 0x[0-9a-f]+ by "
+                         r"(main thread|thread T\d+)[^:\n]*:\n((?: *#\d+ [^\n]*\n?)*)", re.M | re.I)
+TSAN_FRAME = re.compile(r"^ *#\d+ (.*?) (\S+\.(?:cpp|hpp|cu|cuh|h|inc|cc)):(\d+)(?::\d+)? \(", re.M)
+TSAN_LOCATION = re.compile(r"^ *Location is (stack of (?:main thread|thread T\d+)|heap block of size (\d+)|"
+                           r"global '([^']*)')", re.M)
 PHASE = re.compile(r"the first phase that went wrong: ([^\n]*)")
 RACE = re.compile(r"a race between the streams: (.*?) \(found by the CUDA emulation")
 WATCHDOG = re.compile(r"rank (\d+) made no progress for (\d+) s in (?:test )?(\S+), last in ([^\n]*?): a deadlock")
@@ -921,6 +928,53 @@ def asan_command(test, log=None):
     mpi = ".np" in test["name"] or "mpiexec" in test["output"]
     env = "LAB_CONFIGURE_ARGS=-DLAB_ENABLE_MPI=ON ASAN_OPTIONS=detect_leaks=0 " if mpi else ""
     return f"{env}./lab test --preset asan{' ' + step if step else ''} -R '^{re.escape(test['name'])}$'"
+
+
+def tsan_place(stack):
+    """Where in the step's code a ThreadSanitizer stack is: its first frame in a step's
+    folder (not its tests) with a line, named by the step's function around it."""
+    frames = [(f.group(1), f.group(2), f.group(3)) for f in TSAN_FRAME.finditer(stack)]
+    ours = [f for f in frames if re.search(r"(^|/)step\d\d_\w+/(?!tests/)", f[1])] or frames[:1]
+    if not ours:
+        return None
+    fn, path, line = ours[0]
+    # an OpenMP region is an outlined function: name the function that holds it
+    named = next((short_function(f[0]) for f in ours if not f[0].startswith(".omp_outlined")), None)
+    what = (f"{named}'s parallel region" if named else "a parallel region") if fn.startswith(".omp_outlined") \
+        else short_function(fn)
+    return f"{short_path(path)}:{line} ({what})"
+
+
+def tsan_lines(m, out, where):
+    """What a ThreadSanitizer report says, in three lines: the race, the two lines, the memory."""
+    end = out.find("SUMMARY: ThreadSanitizer", m.end())
+    report = out[m.end():end if end > 0 else len(out)]
+    accesses = list(TSAN_ACCESS.finditer(report))[:2]
+    kind = m.group(1).strip()
+    if len(accesses) < 2:
+        return [f"ThreadSanitizer: {kind}{where}"]
+    said = []
+    for a in accesses:
+        atomic = "atomic " if a.group(1) and "atomic" in a.group(1).lower() else ""
+        said.append(f"{'an earlier ' if a.group(1) and a.group(1).lower().startswith('previous') else 'a '}"
+                    f"{atomic}{a.group(2).lower()} ({a.group(3)} bytes) by {a.group(4)}")
+    lines = [f"ThreadSanitizer: a {kind}{where}: {said[0]} and {said[1]}, with no barrier or lock between them"]
+    places = [tsan_place(a.group(5)) for a in accesses]
+    if places[0] and places[0] == places[1]:
+        lines.append(f"  both at {places[0]}")
+    elif any(places):
+        lines.append("  at " + ", and at ".join(p or "(a line outside the step)" for p in places))
+    loc = TSAN_LOCATION.search(report)
+    if loc and loc.group(1).startswith("stack"):
+        lines.append(f"  the memory: a variable on the {loc.group(1)[len('stack of '):]}'s stack that every thread "
+                     "shares: one declared before the parallel region (a loop counter? a sum?) and written in it; "
+                     "declare it inside the loop")
+    elif loc and loc.group(2):
+        lines.append(f"  the memory: an array (a heap block of {loc.group(2)} bytes): two threads touch the same "
+                     "element: do their shares overlap, or does one read what another writes before a barrier?")
+    elif loc and loc.group(3) is not None:
+        lines.append(f"  the memory: the global or static variable '{loc.group(3)}', which every thread shares")
+    return lines
 
 
 def crash_lines(test, log):
@@ -988,6 +1042,8 @@ def crash_lines(test, log):
             lines.append("  at " + ", called from ".join(chain))
     for m in list(UBSAN.finditer(out))[:1]:  # --preset asan's other sanitizer
         lines.append(f"UndefinedBehaviorSanitizer: {m.group(3).strip()} at {short_path(m.group(1))}:{m.group(2)}{where}")
+    for m in list(TSAN.finditer(out))[:1]:  # --preset tsan: which lines of the step, and what memory
+        lines += tsan_lines(m, out, where)
     phases = list(dict.fromkeys(PHASE.findall(out)))  # step08: where the data first went wrong
     lines += [f"the first phase that went wrong: {ph}" for ph in phases[:1]]
     races = list(dict.fromkeys(RACE.findall(out)))  # step07's emulation: the missing ordering, once each

@@ -363,6 +363,41 @@ class Grade(unittest.TestCase):
                       "           at step03_tiling/tiling.cpp:57 (dot_2x2), called from step03_tiling/tiling.cpp:77 "
                       "(block), called from step03_tiling/tiling.cpp:103 (tiled_loops)\n", p.stdout)
 
+    def test_a_thread_sanitizer_report_gives_both_lines_and_the_memory(self):
+        # (the report's lines as clang's ThreadSanitizer prints them; XML-escaped as in ctest's JUnit file)
+        frames = ("    #0 .omp_outlined._debug__ /w/common/include/lab/matrix.hpp (t+0xea561) (BuildId: c4)\n"
+                  "    #1 .omp_outlined. /w/step02_transpose/transpose.cpp:38:1 (t+0xea561)\n"
+                  "    #2 __kmp_invoke_microtask &lt;null&gt; (libomp.so.5+0xd55a2) (BuildId: e9)\n"
+                  "    #3 lab::step02::student::dgemm(double, lab::View&lt;double const&gt;, lab::View&lt;double&gt;) "
+                  "/w/step02_transpose/transpose.cpp:38:1 (t+0xea323) (BuildId: c4)\n"
+                  "    #4 Step02Threads_Any_Test::TestBody() /w/step02_transpose/tests/test_transpose.cpp:72:5 (t+0x1)\n")
+        out = ("[ RUN      ] Step02Threads.Any\n==================\nWARNING: ThreadSanitizer: data race (pid=9016)\n"
+               "  Write of size 8 at 0x7ffe5e89e418 by thread T1:\n" + frames + "\n"
+               "  Previous write of size 8 at 0x7ffe5e89e418 by main thread:\n" + frames + "\n"
+               "  Location is stack of main thread.\n\n  Thread T1 (tid=9020, running) created by main thread at:\n"
+               "    #0 pthread_create &lt;null&gt; (t+0x6019d)\n\n"
+               "SUMMARY: ThreadSanitizer: data race /w/common/include/lab/matrix.hpp in .omp_outlined._debug__\n")
+        p = run("summary", self.junit(("step02_transpose.student.correctness", "fail", out)), ok=False)
+        self.assertIn("ThreadSanitizer: a data race in test Step02Threads.Any: a write (8 bytes) by thread T1 and an "
+                      "earlier write (8 bytes) by main thread, with no barrier or lock between them\n"
+                      "           both at step02_transpose/transpose.cpp:38 (dgemm's parallel region)\n"
+                      "           the memory: a variable on the main thread's stack", p.stdout)
+        # two places, a heap block: step04's B panel read by a kernel before another thread packed it
+        out = ("[ RUN      ] Step04Ways.Any\nWARNING: ThreadSanitizer: data race (pid=7)\n"
+               "  Read of size 8 at 0x7b04 by thread T2:\n"
+               "    #0 kernel /w/step04_simd/kernel_avx512.cpp:47:30 (t+0x1)\n"
+               "    #1 run_tile /w/step04_simd/simd.cpp:40:3 (t+0x2)\n\n"
+               "  Previous write of size 8 at 0x7b04 by main thread:\n"
+               "    #0 lab::step04::student::pack_b(lab::View&lt;double const&gt;, int, double*) "
+               "/w/step04_simd/pack.cpp:40:12 (t+0x3)\n\n"
+               "  Location is heap block of size 3915776 at 0x7b04 allocated by main thread:\n"
+               "    #0 operator new &lt;null&gt; (t+0x4)\n\nSUMMARY: ThreadSanitizer: data race in kernel\n")
+        p = run("summary", self.junit(("step04_simd.student.correctness", "fail", out)), ok=False)
+        self.assertIn("a read (8 bytes) by thread T2 and an earlier write (8 bytes) by main thread", p.stdout)
+        self.assertIn("at step04_simd/kernel_avx512.cpp:47 (kernel), and at step04_simd/pack.cpp:40 (pack_b)\n",
+                      p.stdout)
+        self.assertIn("the memory: an array (a heap block of 3915776 bytes)", p.stdout)
+
     def test_a_race_the_cuda_emulation_found_is_named_once(self):
         race = ("C++ exception with description \"a race between the streams: compute read panel 0 of buffer "
                 "slot 0 before its copy completed: no wait on its event (found by the CUDA emulation when "
