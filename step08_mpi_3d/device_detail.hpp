@@ -217,8 +217,15 @@ struct DeviceContext::State {
   const Cube* cube = nullptr;
 
   explicit State(int dev) : device(dev) {}
+  // New scratch holds poison (bytes 0xFF: NaN), as the host's (workspace.hpp
+  // says why): fresh device memory is often zeros, which would hide a layer
+  // z > 0 that adds beta C anyway until a Plan is reused.
   void* get_scratch(detail::DeviceBuffer<std::byte>& buf, size_t bytes) {
-    if (buf.size() < bytes) buf = detail::DeviceBuffer<std::byte>(bytes);
+    if (buf.size() < bytes) {
+      buf = detail::DeviceBuffer<std::byte>(bytes);
+      LAB_CUDA_CHECK(cudaMemsetAsync(buf.data(), HostWorkspace::kPoisonByte, bytes, stream.get()));
+      stream.sync();  // (once per growth: whatever stream reads it next, the poison is there first)
+    }
     return buf.data();
   }
   void* stage_buffer(int i) {
