@@ -152,7 +152,10 @@ CheckResult freivalds_verdict(int64_t m, int64_t n, int64_t k, int trials, doubl
       const double err = std::fabs(cx[e] - want);
       ++r.checked;
       if (!(err <= bound) && std::isfinite(want)) {
-        if (r.mismatches < kShowMismatches)
+        if (r.mismatches < kShowMismatches && !std::isfinite(cx[e]))  // (its |diff| and bound would read nan)
+          first << "  trial " << t << ": (C x)(" << i << ") = " << cx[e] << ", want " << want << " (row " << i
+                << " of C holds NaN or Inf)\n";
+        else if (r.mismatches < kShowMismatches)
           first << "  trial " << t << ": (C x)(" << i << ") = " << cx[e] << ", want " << want << " (|diff| " << err
                 << " > bound " << bound << ")\n";
         ++r.mismatches;

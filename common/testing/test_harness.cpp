@@ -100,6 +100,12 @@ TEST(Freivalds, PassesRightAndCatchesWrong) {
   auto r = lab::freivalds_check(1.0, p.A.cview(), p.B.cview(), 0.5, p.C0.cview(), p.C.cview());
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.report.find("(123)"), std::string::npos) << r.report;
+  // a NaN in C: the row is named as holding one, not as a difference of nan against a bound of nan
+  p.C(123, 45) = std::numeric_limits<double>::quiet_NaN();
+  r = lab::freivalds_check(1.0, p.A.cview(), p.B.cview(), 0.5, p.C0.cview(), p.C.cview());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.report.find("(row 123 of C holds NaN or Inf)"), std::string::npos) << r.report;
+  EXPECT_EQ(r.report.find("bound nan"), std::string::npos) << r.report;
 }
 
 TEST(Guards, DetectAWriteOutsideTheBlock) {
