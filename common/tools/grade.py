@@ -977,6 +977,16 @@ def tsan_lines(m, out, where):
     return lines
 
 
+def race_hint(test, shown, log):
+    """For a CPU step whose threads disagree with one thread: the command that names the race."""
+    step = step_of(test["name"]) or ""
+    if not re.fullmatch(r"step0[1-4]|step09", step) or not any("than one thread" in l for l in shown):
+        return ""
+    if re.search(r"test-tsan\.log$", str(log or "")):
+        return ""  # (run under ThreadSanitizer already: it saw no race in what it instruments)
+    return f"a race? ./lab test --preset tsan {step} names the two lines that touch the same memory"
+
+
 def crash_lines(test, log):
     """Lines that say which rank died of what, in which test, and how to find the line (and
     the races step07's CUDA emulation found)."""
@@ -1239,6 +1249,9 @@ def cmd_summary(args):
                 print(f"         the first failure ({first[0]}):")
                 for line in first[1]:
                     print(f"         | {line}")
+                hint = race_hint(t, first[1], args.log)
+                if hint:
+                    print(f"         {hint}")
         if not t["cases"]:
             for line in t["output"].strip().splitlines()[-5:]:
                 print(f"         | {line}")

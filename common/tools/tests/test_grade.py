@@ -398,6 +398,20 @@ class Grade(unittest.TestCase):
                       p.stdout)
         self.assertIn("the memory: an array (a heap block of 3915776 bytes)", p.stdout)
 
+    def test_threads_that_disagree_with_one_thread_point_to_the_tsan_preset(self):
+        out = ("[ RUN      ] Step02Threads.SameBitsForAnyThreadCount\n"
+               "/w/step02_transpose/tests/test_transpose.cpp:74: Failure\nValue of: same\n  Actual: false\n"
+               "Expected: true\n3 threads give other bits than one thread: do threads share elements of C, or a "
+               "variable (a sum declared outside the loop)?\n[  FAILED  ] Step02Threads.SameBitsForAnyThreadCount (3 ms)\n")
+        junit = self.junit(("step02_transpose.student.correctness", "fail", out))
+        hint = "a race? ./lab test --preset tsan step02 names the two lines that touch the same memory"
+        for log, shown in (("test-student.log", True), ("test-tsan.log", False)):
+            path = self.tmp / log
+            path.write_text("")
+            p = run("summary", junit, "--log", path, ok=False)
+            self.assertIn("3 threads give other bits than one thread", p.stdout)
+            self.assertEqual(hint in p.stdout, shown, p.stdout)
+
     def test_a_race_the_cuda_emulation_found_is_named_once(self):
         race = ("C++ exception with description \"a race between the streams: compute read panel 0 of buffer "
                 "slot 0 before its copy completed: no wait on its event (found by the CUDA emulation when "
