@@ -41,9 +41,13 @@ function(lab_target_warnings target)
   if(LAB_WERROR)
     list(APPEND _w -Werror)
   endif()
+  # -lineinfo: device code keeps its source lines (the code itself is unchanged), so
+  # compute-sanitizer's memcheck and racecheck name the file and line of a bad access
+  # or a race, and ncu its source view
   target_compile_options(${target} PRIVATE
     "$<$<COMPILE_LANGUAGE:CXX>:${_w}>"
-    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>
+    $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
   if(LAB_NATIVE)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native>
                                              $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-march=native>)

@@ -977,8 +977,18 @@ def tsan_lines(m, out, where):
     return lines
 
 
-def race_hint(test, shown, log):
-    """For a CPU step whose threads disagree with one thread: the command that names the race."""
+def race_hint(test, shown, log, case=None):
+    """The command that names a race: for a CPU step whose threads disagree with one
+    thread, the tsan preset; for a GPU kernel with wrong elements, racecheck."""
+    gpu = re.fullmatch(r"(step0[56]_\w+)\.(student|solution)\.(correctness)|(step09_\w+)\.(student|solution)\.(gpu)",
+                       test["name"])
+    if gpu:
+        step, impl, kind = gpu.group(1) or gpu.group(4), gpu.group(2) or gpu.group(5), gpu.group(3) or gpu.group(6)
+        preset = re.search(r"test-(\w+)\.log$", str(log or ""))
+        build = f"build/{preset.group(1) if preset else 'student'}"
+        return (f"wrong elements from a kernel? a missing __syncthreads() is a race that compute-sanitizer names, "
+                f"with its lines: compute-sanitizer --tool racecheck {build}/{step}/{step}_{kind}_{impl}"
+                + (f" --gtest_filter='{case}'" if case else ""))
     step = step_of(test["name"]) or ""
     if not re.fullmatch(r"step0[1-4]|step09", step) or not any("than one thread" in l for l in shown):
         return ""
@@ -1249,7 +1259,7 @@ def cmd_summary(args):
                 print(f"         the first failure ({first[0]}):")
                 for line in first[1]:
                     print(f"         | {line}")
-                hint = race_hint(t, first[1], args.log)
+                hint = race_hint(t, first[1], args.log, lost[0] if lost else None)
                 if hint:
                     print(f"         {hint}")
         if not t["cases"]:

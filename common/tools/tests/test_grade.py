@@ -412,6 +412,17 @@ class Grade(unittest.TestCase):
             self.assertIn("3 threads give other bits than one thread", p.stdout)
             self.assertEqual(hint in p.stdout, shown, p.stdout)
 
+    def test_wrong_elements_from_a_gpu_kernel_point_to_racecheck(self):
+        out = ("[ RUN      ] Contract/Step05TiledContract.MatchesReference/m33_n33_k33\n"
+               "/w/common/testing/contract.cpp:88: Failure\n3 of 1089 elements of C (33 x 33) are outside the bound\n"
+               "[  FAILED  ] Contract/Step05TiledContract.MatchesReference/m33_n33_k33 (0 ms)\n")
+        path = self.tmp / "test-student.log"
+        path.write_text("")
+        p = run("summary", self.junit(("step05_cuda_shared.student.correctness", "fail", out)), "--log", path, ok=False)
+        self.assertIn("compute-sanitizer --tool racecheck build/student/step05_cuda_shared/"
+                      "step05_cuda_shared_correctness_student --gtest_filter='Contract/Step05TiledContract."
+                      "MatchesReference/m33_n33_k33'", p.stdout)
+
     def test_a_race_the_cuda_emulation_found_is_named_once(self):
         race = ("C++ exception with description \"a race between the streams: compute read panel 0 of buffer "
                 "slot 0 before its copy completed: no wait on its event (found by the CUDA emulation when "
