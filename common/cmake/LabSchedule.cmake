@@ -53,6 +53,11 @@ endfunction()
 
 function(lab_schedule_tests)
   get_property(_all DIRECTORY PROPERTY TESTS)
+  # the OpenMP threads of a test; under ThreadSanitizer at least two, or there is nothing to race
+  set(_omp ${LAB_TEST_THREADS})
+  if(LAB_SANITIZE MATCHES "thread" AND _omp LESS 2)
+    set(_omp 2)
+  endif()
   foreach(_t IN LISTS _all)
     get_test_property(${_t} LABELS _labels)
     if(_labels STREQUAL "NOTFOUND")
@@ -89,18 +94,14 @@ function(lab_schedule_tests)
       _lab_min(_p ${_p} ${LAB_HOST_CORES})
       set_property(TEST ${_t} PROPERTY PROCESSORS ${_p})
       if(NOT _env MATCHES "OMP_NUM_THREADS=")
-        set_property(TEST ${_t} APPEND PROPERTY ENVIRONMENT OMP_NUM_THREADS=${LAB_TEST_THREADS})
+        set_property(TEST ${_t} APPEND PROPERTY ENVIRONMENT OMP_NUM_THREADS=${_omp})
       endif()
     endif()
     if(LAB_ARCHER AND LAB_SANITIZE MATCHES "thread")
       # ThreadSanitizer (the tsan preset): OpenMP's own synchronisation through
-      # Archer; the first race ends the program, in the test that met it; and
-      # at least two threads, or there is nothing to race
+      # Archer; the first race ends the program, in the test that met it
       set_property(TEST ${_t} APPEND PROPERTY ENVIRONMENT "OMP_TOOL_LIBRARIES=${LAB_ARCHER}"
                    "TSAN_OPTIONS=ignore_noninstrumented_modules=1:halt_on_error=1:second_deadlock_stack=1")
-      if(LAB_TEST_THREADS LESS 2 AND NOT _env MATCHES "OMP_NUM_THREADS=")
-        set_property(TEST ${_t} APPEND PROPERTY ENVIRONMENT OMP_NUM_THREADS=2)
-      endif()
     endif()
     if(LAB_HAVE_CUDA AND ("gpu" IN_LIST _labels OR _uses_gpu))
       if("mpi" IN_LIST _labels OR "performance" IN_LIST _labels)

@@ -911,11 +911,16 @@ def ctest_ending(name, log):
     return ("signal", CTEST_EXCEPTION.get((m.group(1) or m.group(2)).strip(), 0))
 
 
+def build_of(log):
+    """The build folder of a ./lab test run, from its log (results/test-<preset>.log)."""
+    preset = re.search(r"test-(\w+)\.log$", str(log or ""))
+    return f"build/{preset.group(1) if preset else 'student'}"
+
+
 def asan_command(test, log=None):
     """The command that rebuilds this test's step under AddressSanitizer and runs it;
     for a GPU step's program (the asan preset builds no CUDA code), compute-sanitizer's."""
-    preset = re.search(r"test-(\w+)\.log$", str(log or ""))  # (./lab test's log: results/test-<preset>.log)
-    build = f"build/{preset.group(1) if preset else 'student'}"
+    build = build_of(log)
     gpu = re.fullmatch(r"(step0[5-7]_\w+)\.(student|solution)\.(correctness|performance)", test["name"])
     if gpu:
         case = case_in_progress(test["output"])
@@ -984,10 +989,8 @@ def race_hint(test, shown, log, case=None):
                        test["name"])
     if gpu:
         step, impl, kind = gpu.group(1) or gpu.group(4), gpu.group(2) or gpu.group(5), gpu.group(3) or gpu.group(6)
-        preset = re.search(r"test-(\w+)\.log$", str(log or ""))
-        build = f"build/{preset.group(1) if preset else 'student'}"
         return (f"wrong elements from a kernel? a missing __syncthreads() is a race that compute-sanitizer names, "
-                f"with its lines: compute-sanitizer --tool racecheck {build}/{step}/{step}_{kind}_{impl}"
+                f"with its lines: compute-sanitizer --tool racecheck {build_of(log)}/{step}/{step}_{kind}_{impl}"
                 + (f" --gtest_filter='{case}'" if case else ""))
     step = step_of(test["name"]) or ""
     if not re.fullmatch(r"step0[1-4]|step09", step) or not any("than one thread" in l for l in shown):
