@@ -60,6 +60,17 @@ class LabCli(unittest.TestCase):
     def run_lab(self, args):
         return subprocess.run([str(LAB)] + args, cwd=ROOT, capture_output=True, text=True, timeout=60)
 
+    def test_the_command_to_run_again_reads_back_as_typed(self):
+        # ./lab test prints the command to run again; a regex or a quoted word must survive it
+        words = ["step01", "-R", "^step01_naive\\.student\\.correctness$", "it's", "", "a b", "--preset", "asan"]
+        script = ('source <(sed -n "/^shell_words() {/,/^}/p" "$0"); line="$(shell_words "${@}")"; '
+                  'echo "$line"; eval "set -- $line"; printf "%s\\0" "$@"')
+        out = subprocess.run(["bash", "-c", script, str(LAB)] + words, capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        line, _, back = out.stdout.partition("\n")
+        self.assertEqual(back.split("\0")[:-1], words, line)
+        self.assertTrue(line.startswith("step01 -R '^step01_naive"), line)
+
     def test_bad_commands_stop_with_one_line(self):
         before = {p for p in MADE_IF_THEY_WENT_ON if (ROOT / p).exists()}
         for args, word in BAD:
