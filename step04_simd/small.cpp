@@ -20,8 +20,9 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 
-#pragma GCC push_options
-#pragma GCC target("avx512f")
+#include "lab/isa_target.hpp"
+
+LAB_ISA_BEGIN_AVX512
 namespace {
 namespace small_avx512 {
 
@@ -44,10 +45,9 @@ struct V {
 
 }  // namespace small_avx512
 }  // namespace
-#pragma GCC pop_options
+LAB_ISA_END
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+LAB_ISA_BEGIN_AVX2
 namespace {
 namespace small_avx2 {
 
@@ -72,7 +72,7 @@ struct V {
 
 }  // namespace small_avx2
 }  // namespace
-#pragma GCC pop_options
+LAB_ISA_END
 #endif
 
 bool lab::step04::small_product(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa) {

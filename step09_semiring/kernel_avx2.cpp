@@ -13,8 +13,9 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+#include "lab/isa_target.hpp"
+
+LAB_ISA_BEGIN_AVX2
 
 namespace {
 
@@ -71,7 +72,7 @@ static_assert(2 * Ymm::kWidth <= lab::step09::kMaxMr && kNr <= lab::step09::kMax
 
 }  // namespace
 
-#pragma GCC pop_options
+LAB_ISA_END
 
 namespace lab::step09 {
 inline namespace LAB_IMPL_NS {

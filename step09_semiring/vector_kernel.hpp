@@ -2,7 +2,7 @@
 // vector width. Nothing to do here.
 //
 // kernel_avx512.cpp and kernel_avx2.cpp include this file between
-// `#pragma GCC push_options / target(...)` and `pop_options`, so that the
+// `LAB_ISA_BEGIN_...` and `LAB_ISA_END` (lab/isa_target.hpp), so that the
 // template compiles for their instruction set (and only their kernels do).
 // It is step04's kernel with the FMA replaced by the semiring's step:
 //   V   the vector: type, kWidth doubles, set1, load (64-byte aligned), loadu, storeu

@@ -21,12 +21,15 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 
+#include "lab/isa_target.hpp"
+
 // GCC 12's _mm512_min_pd and _mm512_max_pd pass an undefined vector as the
 // (unused) merge source of their masked builtin, which -Wmaybe-uninitialized
 // reports in every caller; nothing here is uninitialized.
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC push_options
-#pragma GCC target("avx512f")
+#endif
+LAB_ISA_BEGIN_AVX512
 
 namespace {
 
@@ -95,7 +98,7 @@ static_assert(2 * Zmm::kWidth <= lab::step09::kMaxMr && kNr <= lab::step09::kMax
 
 }  // namespace
 
-#pragma GCC pop_options
+LAB_ISA_END
 
 namespace lab::step09 {
 inline namespace LAB_IMPL_NS {
