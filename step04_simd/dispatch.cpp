@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -71,22 +72,32 @@ namespace {
 
 using lab::step04::Isa;
 
+// Seconds of CPU time this thread has run: a slice the OS gives another
+// process does not count, so a busy machine does not make a kernel look slow.
+// (Wall-clock time where the OS has no per-thread clock.)
+double thread_seconds() {
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+#endif
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 // GFLOP/s of one kernel on one core, running on packed panels that stay in L1
-// (what dgemm's innermost loop does) for about `seconds`.
+// (what dgemm's innermost loop does) for about `seconds` of this thread's time.
 double kernel_gflops(Isa isa, double seconds) {
   const lab::step04::MicroKernel uk = lab::step04::microkernel(isa);
   const int64_t kc = lab::step04::default_blocking(isa).kc;
   lab::Matrix a(uk.mr * kc, 1), b(kc * uk.nr, 1), c(uk.mr, uk.nr);  // 64-byte aligned
   for (int64_t e = 0; e < a.size(); ++e) a.data()[e] = 1.0 + 1e-3 * double(e % 7);
   for (int64_t e = 0; e < b.size(); ++e) b.data()[e] = 1.0 - 1e-3 * double(e % 5);
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
+  const double t0 = thread_seconds();
   long calls = 0;
   double elapsed = 0;
   do {
     for (int r = 0; r < 16; ++r) uk.fn(kc, a.data(), b.data(), 0.0, c.data(), uk.mr);
     calls += 16;
-    elapsed = std::chrono::duration<double>(clock::now() - t0).count();
+    elapsed = thread_seconds() - t0;
   } while (elapsed < seconds);
   return 2.0 * uk.mr * uk.nr * double(kc) * double(calls) / elapsed / 1e9;
 }
@@ -108,8 +119,9 @@ lab::step04::KernelChoice decide() {
     if (lab::step04::isa_supported(isa)) isas.push_back(isa);
   std::vector<double> best(isas.size(), 0.0);
   std::vector<std::string> missing(isas.size());
-  // Three rounds, alternating, best of each: a moment of load elsewhere on the
-  // machine hits every kernel alike. About 50 ms in all.
+  // Three rounds, alternating, best of each, on this thread's CPU time: what
+  // load elsewhere on the machine leaves is a kernel's own speed (the caches
+  // and the clock it shares with the others). About 50 ms in all.
   for (int round = 0; round < 3; ++round) {
     for (size_t i = 0; i < isas.size(); ++i) {
       if (!missing[i].empty()) continue;
