@@ -13,6 +13,18 @@
 #include "lab/matrix.hpp"
 #include "microkernel.hpp"
 
+// built with ThreadSanitizer (GCC says so with a macro, Clang with __has_feature)
+#define LAB_STEP04_TSAN 0
+#if defined(__SANITIZE_THREAD__)
+#undef LAB_STEP04_TSAN
+#define LAB_STEP04_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#undef LAB_STEP04_TSAN
+#define LAB_STEP04_TSAN 1
+#endif
+#endif
+
 namespace {
 
 bool cpu_has(lab::step04::Isa isa) {
@@ -113,6 +125,13 @@ lab::step04::KernelChoice decide() {
     throw std::invalid_argument(std::string("LAB_STEP04_KERNEL=") + forced +
                                 ": not a kernel (avx512, avx2 or generic)");
   }
+#if LAB_STEP04_TSAN
+  // ThreadSanitizer checks accesses of up to 16 bytes: the SIMD kernels' 32-
+  // and 64-byte loads of the packed panels go unchecked, and a missing wait
+  // between packing and the kernel would pass unseen. The generic kernel's
+  // loads are 8 bytes (the tsan build does not vectorize loops).
+  return {Isa::generic, "ThreadSanitizer build: the generic kernel, whose loads of the packed panels it checks"};
+#endif
   // Widest first: on a tie within the margin, the first one stays.
   std::vector<Isa> isas;
   for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic})
