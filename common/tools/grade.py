@@ -1029,8 +1029,12 @@ def crash_lines(test, log):
             seen.add(int(m.group(1)))
             lines.append(f"rank {m.group(1)} ended before the others without MPI_Finalize (an exit() or a return "
                          f"from main in the middle of the run?){where}")
+    # status 1 after GoogleTest's last line: a test failed (its lines say which), nothing ended early
+    ran_to_the_end = GTEST_TOTAL.search(out) is not None
     for rx in (OMPI_EXIT, MPICH_EXIT):
         for m in rx.finditer(out):
+            if ran_to_the_end and m.group(2) == "1":
+                continue
             if int(m.group(1)) not in seen and m.group(2) != "0":
                 seen.add(int(m.group(1)))
                 lines.append(f"rank {m.group(1)} exited with status {m.group(2)} before the others finished{where}")
@@ -1133,11 +1137,16 @@ def first_failure(output, most=4):
         at = next((n for n, l in enumerate(shown) if l.startswith("block map (")), None)
         # the block map whole (at most 16 lines): where in C the wrong elements are is the hint
         shown = shown[:min(at, most)] + shown[at:at + 17] if at is not None else shown[:most]
-        if trace:
-            shown.append("during: " + "; ".join(trace))
-        return f"{m.group(1)}:{m.group(2)}", [l.strip() if len(l) <= 160 else l.strip()[:157] + "..."
-                                             for l in shown]
+        def cut(line, most=160):
+            line = line.strip()
+            return line if len(line) <= most else line[:most - 3] + "..."
+        # each SCOPED_TRACE on a line of its own, longer: one may be the hint (which kernel, what rule)
+        return f"{m.group(1)}:{m.group(2)}", [cut(l) for l in shown] + [cut("during: " + t, 240) for t in trace]
     return None
+
+
+# a LAB_TODO call's message: one or more adjacent string literals, over lines
+TODO_CALL = re.compile(r'^\s*LAB_TODO\(\s*((?:"(?:[^"\\\n]|\\.)*"\s*)+)\)', re.M)
 
 
 def skip_core(why):
@@ -1151,19 +1160,23 @@ def skipped_student_state(name, root=pathlib.Path(__file__).resolve().parents[2]
     can still be said, read from the step's files: it compiled (the tests were
     built), and the TODOs still in them, so that a finished kernel and an
     untouched one no longer read alike."""
-    m = re.fullmatch(r"(step\d\d_\w+)\.student\.correctness", name)
+    m = re.fullmatch(r"(step\d\d_[a-z0-9_]+?)\.student\.(correctness|gpu)", name)
     if not m or not (root / STUDENT_FILES).is_file():
         return []
     todos = []
     for rel in student_files(root):
-        if rel.startswith(m.group(1) + "/"):
+        # a step's GPU tests (step09's) run its CUDA files; its CPU tests say what is left in the others
+        if rel.startswith(m.group(1) + "/") and (m.group(2) == "correctness" or rel.endswith((".cu", ".cuh"))):
             try:
                 text = (root / rel).read_text(errors="replace")
             except OSError:
                 continue
-            todos += [f"{rel}: {t}" for t in re.findall(r'^\s*LAB_TODO\(\s*"([^"\n]*)"', text, re.M)]
+            for call in TODO_CALL.finditer(text):  # the message whole: adjacent literals joined
+                todos.append(f"{rel}: " + "".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', call.group(1))))
     if todos:
-        return ["compiled; the TODOs still in its files:"] + [f"  {t}" for t in todos[:4]]
+        most = 6
+        more = [f"  ... and {len(todos) - most} more (LAB_TODO in the step's files)"] if len(todos) > most else []
+        return ["compiled; the TODOs still in its files:"] + [f"  {t}" for t in todos[:most]] + more
     return ["compiled, and no TODO is left in its files; its tests run on a GPU host (or ./lab grade there)"]
 
 

@@ -149,6 +149,13 @@ class Grade(unittest.TestCase):
         shown = [l.strip() for l in first[1].splitlines() if l.strip().startswith("|")]
         self.assertEqual(shown, ["| wrong result:", "| 3 of 9 elements differ (mismatch):",
                                  "| C(1, 0) = nan, want -inf exactly", "| during: minplus m3 n3, seed 7"])
+        # several traces: a line each, a hint of 200 characters whole
+        hint = "a NaN sum must be skipped: " + "x" * 173
+        two = out.replace("seed 7\n", f"seed 7\n/src/t.cpp:207: {hint}\n/src/t.cpp:206: avx2\n")
+        p = run("summary", self.junit(("step09_semiring.student.correctness", "fail", two)), ok=False)
+        shown = [l.strip() for l in p.stdout.split("the first failure (semiring_testing.hpp:148):\n")[1].splitlines()
+                 if l.strip().startswith("| during")]
+        self.assertEqual(shown, ["| during: minplus m3 n3, seed 7", f"| during: {hint}", "| during: avx2"])
         # a wrong result's block map comes whole, after at most four lines of the message
         mapped = ("[ RUN      ] C.Small\n/src/common/testing/contract.cpp:146: Failure\nwrong result for m=2:\n"
                   "4 of 4 elements of C (2 x 2) are outside the bound:\n" +
@@ -269,6 +276,21 @@ class Grade(unittest.TestCase):
         self.assertIn("rank 5 exited with status 3 before the others finished in test Step08Cube.EveryGrid",
                       p.stdout)
         self.assertEqual(p.stdout.count("find the line"), 2)  # not for MPI_Abort, an early exit or a timeout
+
+    def test_a_failed_test_under_mpi_is_not_an_early_exit(self):
+        # every rank ran its tests to the end; status 1 is GoogleTest's for a failed test
+        out = ("[ RUN      ] Step08ChooseGrid.Ties\nchoose_grid.cpp:40: Failure\n[  FAILED  ] Step08ChooseGrid.Ties (0 ms)\n"
+               "[==========] 12 tests from 3 test suites ran. (5 ms total)\n[  FAILED  ] 1 test, listed below:\n"
+               "Process name: [[4242,1],0]\n  Exit code:    1\n")
+        log = self.tmp / "ctest.log"
+        log.write_text("1/1 Test #1: step08_mpi_3d.student.correctness.np1 ...***Failed  0.5 sec\n")
+        p = run("summary", self.junit(("step08_mpi_3d.student.correctness.np1", "fail", out)), "--log", log, ok=False)
+        self.assertIn("Step08ChooseGrid.Ties", p.stdout)
+        self.assertNotIn("exited with status", p.stdout)
+        # cut short (no last line): the same status is news
+        cut = out.replace("[==========] 12 tests from 3 test suites ran. (5 ms total)\n", "")
+        p = run("summary", self.junit(("step08_mpi_3d.student.correctness.np1", "fail", cut)), "--log", log, ok=False)
+        self.assertIn("rank 0 exited with status 1 before the others finished", p.stdout)
 
     def test_an_exception_that_reached_terminate_is_named(self):
         out = ("[ RUN      ] Step02TransposeScaled.EveryElementMovesAndIsScaled\nterminate called after throwing an "
@@ -476,6 +498,14 @@ class Grade(unittest.TestCase):
         p = run("summary", self.junit(("step07_streams_multigpu.student.correctness", "notrun",
                                        "LAB-SKIP: no CUDA GPU is visible\n")))
         self.assertIn("\n           step07_streams_multigpu/streams.cpp: ", p.stdout)
+        # every one of its TODOs (sync.cpp's, the first to write, included), each message whole
+        self.assertIn("step07_streams_multigpu/sync.cpp: step07 sync: ", p.stdout)
+        self.assertIn("share_panels(alpha, A, B, beta, C, opts, {&multiply_block, &add_c}) (pinned", p.stdout)
+        self.assertNotIn("... and", p.stdout)
+        # step09's GPU tests: the TODOs of its CUDA files, not of its CPU kernels
+        p = run("summary", self.junit(("step09_semiring.student.gpu", "notrun", "LAB-SKIP: no CUDA GPU is visible\n")))
+        self.assertIn("step09_semiring/semiring_cuda.cu: step09 gemm_device: write the three", p.stdout)
+        self.assertNotIn("kernel_avx512.cpp", p.stdout)
 
     def test_programs_skipped_for_one_reason_read_as_one_line(self):
         why = "no CUDA device visible (cudaGetDeviceCount: no driver)"
