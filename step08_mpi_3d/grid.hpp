@@ -141,10 +141,21 @@ inline double words_formula(const Grid& g, double m, double n, double k) {
 }
 
 /// The 2D grid (pz = 1) that moves the fewest words: what the 3D grid is compared with.
+/// Ties as choose_grid breaks them (the least data per rank, then the first in
+/// factorizations order), so where the best grid is 2D the two name the same one.
 inline Grid best_2d_grid(int p, int64_t m, int64_t n, int64_t k) {
   Grid best{p, 1, 1};
-  for (const Grid& g : factorizations(p))
-    if (g.pz == 1 && words_per_rank(g, m, n, k) < words_per_rank(best, m, n, k)) best = g;
+  int64_t best_words = -1, best_data = -1;
+  for (const Grid& g : factorizations(p)) {
+    if (g.pz != 1) continue;
+    const int64_t mx = Split{m, g.px}.largest(), ny = Split{n, g.py}.largest();
+    const int64_t words = words_per_rank(g, m, n, k), data = mx * k + k * ny + mx * ny;
+    if (best_words < 0 || words < best_words || (words == best_words && data < best_data)) {
+      best = g;
+      best_words = words;
+      best_data = data;
+    }
+  }
   return best;
 }
 

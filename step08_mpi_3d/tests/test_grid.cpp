@@ -48,6 +48,18 @@ TEST(Step08ChooseGrid, ThreeDimensionsNeverLoseToTwo) {
   EXPECT_EQ((Grid{4, 4, 4}), g64) << g64.str();
 }
 
+TEST(Step08Grid, Best2dGridBreaksTiesAsChooseGridDoes) {
+  // The benchmark's "best 2D" line: at p = 4 every 2D grid moves n^2 words per
+  // rank, and 2x2x1 holds the least (what choose_grid picks), not 4x1x1.
+  const int64_t n = 1024;
+  EXPECT_EQ((Grid{2, 2, 1}), lab::step08::best_2d_grid(4, n, n, n)) << lab::step08::best_2d_grid(4, n, n, n).str();
+  EXPECT_EQ((Grid{4, 4, 1}), lab::step08::best_2d_grid(16, n, n, n)) << lab::step08::best_2d_grid(16, n, n, n).str();
+  EXPECT_EQ((Grid{1, 1, 1}), lab::step08::best_2d_grid(1, n, n, n));
+  // a prime: 1D only; a tall-skinny product: its rows split
+  EXPECT_EQ(1, lab::step08::best_2d_grid(7, n, n, n).pz);
+  EXPECT_EQ((Grid{8, 1, 1}), lab::step08::best_2d_grid(8, 1 << 16, 64, 64)) << lab::step08::best_2d_grid(8, 1 << 16, 64, 64).str();
+}
+
 TEST(Step08ChooseGrid, TiesGoToTheLeastDataPerRankThenTheSmallerPz) {
   // A square problem ties often. The tie-break (choose_grid.cpp's comment): first
   // the fewest words moved; then the least data per rank, counted as the words
