@@ -23,6 +23,7 @@ while a copy (of any kind) did too:
 for pageable matrices the share in which some host thread was staging.
 """
 import argparse
+import os
 import pathlib
 import sys
 from collections import defaultdict
@@ -159,6 +160,9 @@ def main():
     a = ap.parse_args()
     png = a.png if a.png is not None else (a.csv[:-4] if a.csv.endswith(".csv") else a.csv) + ".png"
     labio.check_output("timeline", "--png", png)
+    if not os.path.exists(a.csv):
+        labio.fail("timeline", f"no {a.csv}: step07_streams_multigpu --trace {a.csv} writes it on a GPU host "
+                   "(without a GPU, draw the sample: step07_streams_multigpu/tests/timeline_sample.csv)")
     runs = read(a.csv)
     there = ", ".join(sorted({f"{k[0]} ({k[1]})" for k in runs}))
     if a.variant is not None:
