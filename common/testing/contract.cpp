@@ -55,6 +55,10 @@ uint64_t fresh_seed() {
   return now ^ (0x9e3779b97f4a7c15ULL * ++counter);
 }
 
+std::string seed_note(uint64_t seed) {
+  return "seed " + std::to_string(seed) + " (rerun with LAB_SEED=" + std::to_string(seed) + ")";
+}
+
 std::vector<Case> contract_cases() {
   std::vector<Case> cs;
   const double alphas[] = {0, 1, -1, 0.5, 2.5};
@@ -109,8 +113,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 }
 
 void run_contract_case(const Subject& s, const Case& c, uint64_t seed) {
-  SCOPED_TRACE("case " + describe(c) + ", seed " + std::to_string(seed) + " (rerun with LAB_SEED=" +
-               std::to_string(seed) + ")");
+  SCOPED_TRACE("case " + describe(c) + ", " + seed_note(seed));
   Framed A(c.m, c.k, c.pad), B(c.k, c.n, c.pad), C(c.m, c.n, c.pad);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   Matrix a(c.m, c.k), b(c.k, c.n), c0(c.m, c.n);

@@ -79,6 +79,9 @@ void say_skipped(const std::string& why);
 /// failure, so that data is fresh yet failures are reproducible with LAB_SEED=...
 uint64_t fresh_seed();
 
+/// "seed N (rerun with LAB_SEED=N)": the SCOPED_TRACE of a test that draws from fresh_seed().
+std::string seed_note(uint64_t seed);
+
 }  // namespace lab::testing
 
 #define LAB_CONTRACT_SUITE(Name, ...)                                                          \

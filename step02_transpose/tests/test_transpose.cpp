@@ -29,7 +29,7 @@ class Threads {
 
 TEST(Step02TransposeScaled, EveryElementMovesAndIsScaled) {
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   const int64_t shapes[][2] = {{1, 1}, {7, 3}, {3, 7}, {33, 17}, {64, 65}};
   for (auto [m, k] : shapes) {
     for (double alpha : {1.0, -2.5}) {
@@ -52,7 +52,7 @@ TEST(Step02TransposeScaled, EveryElementMovesAndIsScaled) {
 
 TEST(Step02Threads, SameBitsForAnyThreadCount) {
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   const int64_t m = 97, n = 61, k = 83;
   lab::Matrix A(m, k), B(k, n), C0(m, n);
   A.fill_random(seed);

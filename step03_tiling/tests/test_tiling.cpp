@@ -33,13 +33,13 @@ struct Problem {
 
 TEST(Step03Tiles, AnyTileSizesGiveTheProduct) {
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   const Problem p(45, 38, 51, seed);
   const lab::step03::Tiles tiles[] = {{1, 1, 1},    {2, 2, 2},   {4, 6, 8},      {5, 3, 1},
                                       {64, 64, 64}, {7, 300, 2}, {1000, 1, 1000}};
   for (const auto& t : tiles) {
     SCOPED_TRACE("tiles mc " + std::to_string(t.mc) + ", nc " + std::to_string(t.nc) + ", kc " +
-                 std::to_string(t.kc));
+                 std::to_string(t.kc) + "; m 45, n 38, k 51, alpha -1.5, beta 0.5");
     lab::Matrix C = p.C0.clone();
     lab::step03::dgemm_tiled(-1.5, p.A.cview(), p.B.cview(), 0.5, C.view(), t);
     const auto r = lab::check_against_reference(-1.5, p.A.cview(), p.B.cview(), 0.5, p.C0.cview(), C.cview());
@@ -84,7 +84,7 @@ TEST(Step03Tiles, CommandLineOverrides) {
 
 TEST(Step03Threads, SameBitsForAnyThreadCount) {
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   // 10 MFLOP: enough work that up to 5 threads take part (one per 2 MFLOP).
   const Problem p(167, 153, 201, seed);
   const lab::step03::Tiles tiles{16, 24, 32};

@@ -36,7 +36,7 @@ TEST_P(Step04MicroKernel, KeepsItsContract) {
   const lab::step04::MicroKernel uk = lab::step04::microkernel(isa);
   const int mr = uk.mr, nr = uk.nr;
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   for (int64_t kc : {1, 2, 7, 64, 257}) {
     for (double beta : {0.0, 1.0, -0.5}) {
       SCOPED_TRACE("kc " + std::to_string(kc) + ", beta " + std::to_string(beta));
@@ -102,7 +102,7 @@ void expect_panels(int64_t extent, int64_t kb, int width, const std::function<vo
 
 TEST(Step04Pack, PanelsOfAScaledAndZeroPadded) {
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   for (int mr : {8, 16}) {
     for (auto [mb, kb] : {std::pair<int64_t, int64_t>{1, 1}, {16, 5}, {37, 9}}) {
       SCOPED_TRACE("mr " + std::to_string(mr) + ", block " + std::to_string(mb) + " x " + std::to_string(kb));
@@ -118,7 +118,7 @@ TEST(Step04Pack, PanelsOfAScaledAndZeroPadded) {
 
 TEST(Step04Pack, PanelsOfBZeroPadded) {
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   for (int nr : {6, 14}) {
     for (auto [kb, nb] : {std::pair<int64_t, int64_t>{1, 1}, {5, 14}, {9, 31}}) {
       SCOPED_TRACE("nr " + std::to_string(nr) + ", block " + std::to_string(kb) + " x " + std::to_string(nb));

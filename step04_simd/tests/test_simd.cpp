@@ -85,7 +85,7 @@ INSTANTIATE_TEST_SUITE_P(Contract, Step04Kernels, ::testing::ValuesIn(kernel_cas
 
 TEST(Step04Blocks, DefaultBlocksCrossedInEveryLoop) {
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   const Isa isa = lab::step04::best_isa();
   const Blocking d = lab::step04::default_blocking(isa);
   // One more than a block in each dimension, plus a ragged edge.
@@ -98,7 +98,7 @@ TEST(Step04Blocks, DefaultBlocksCrossedInEveryLoop) {
 
 TEST(Step04Threads, SameBitsForAnyThreadCount) {
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   const Blocking blocks{32, 42, 40};
   // A tall shape (threads split the rows) and a flat one with fewer row panels
   // than threads (threads split the columns too, some stay idle).
@@ -129,7 +129,7 @@ TEST(Step04Threads, CalledFromInsideAParallelRegion) {
   // As the MPI step and other callers with threads of their own do: each thread
   // computes its own product, and dgemm must not start threads of its own.
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   constexpr int kCallers = 3;
   std::vector<Problem> problems;
   std::vector<lab::Matrix> results;
@@ -234,7 +234,7 @@ TEST(Step04Blocks, FromTheCacheSizes) {
 // rows on both vectors, beta == 0 over NaN, guard cells around C.
 TEST(Step04Small, EveryEdgeWithEachKernel) {
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   for (Isa isa : {Isa::avx512, Isa::avx2}) {
     if (!lab::step04::isa_supported(isa)) continue;
     SCOPED_TRACE(lab::step04::isa_name(isa));

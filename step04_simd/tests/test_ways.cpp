@@ -221,7 +221,7 @@ TEST(Step04Ways, DealtBlocksOnABigNode) {
 // beta != 0), skipped, or read before its panel was packed shows here.
 TEST(Step04Ways, SameBitsForAnyWays) {
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   const Isa isa = lab::step04::best_isa();
   const Blocking small{40, 60, 48};
   for (auto [m, n, k] : {std::array<int64_t, 3>{301, 347, 131}, {33, 900, 100}, {700, 29, 90}}) {

@@ -30,7 +30,7 @@ const lab::testing::Subject& tiled() {
 TEST(Step05Tiled, LargeOddShapeMatchesReference) {
   if (lab::testing::skip_if_unavailable(tiled())) return;
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   const int64_t m = 301, n = 257, k = 515;  // several tiles in each direction, none full at the edge
   Matrix A(m, k), B(k, n), C0(m, n);
   A.fill_random(seed);
@@ -87,7 +87,7 @@ TEST_P(Step05Ata, MatchesFullProduct) {
   if (lab::testing::skip_if_unavailable(tiled())) return;
   const AtaCase& c = GetParam();
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed) + " (rerun with LAB_SEED=" + std::to_string(seed) + ")");
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   Matrix A(c.k, c.n, c.k + c.pad), C0(c.n, c.n);
   A.fill_random(seed);
   C0.fill_random(seed + 1);  // not symmetric: the mirror must apply beta to C's own lower values

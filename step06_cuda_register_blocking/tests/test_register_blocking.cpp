@@ -139,7 +139,7 @@ TEST_P(Step06Tiles, MatchesReference) {
                                                                                         : candidate(c.kernel, c.tile);
   if (lab::testing::skip_if_unavailable(s)) return;
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed) + " (rerun with LAB_SEED=" + std::to_string(seed) + ")");
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   Matrix A(c.m, c.k, c.m + c.pad), B(c.k, c.n, c.k + c.pad), C0(c.m, c.n, c.m + c.pad);
   A.fill_random(seed);
   B.fill_random(seed + 1);
@@ -244,7 +244,7 @@ TEST_P(Step06AtaDmma, MatchesFullProductAndMirrorsExactly) {
   if (lab::testing::skip_if_unavailable(dmma())) return;
   const AtaCase& c = GetParam();
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed) + " (rerun with LAB_SEED=" + std::to_string(seed) + ")");
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   Matrix A(c.k, c.n, c.k + c.pad), C0(c.n, c.n);
   A.fill_random(seed);
   C0.fill_random(seed + 1);  // not symmetric unless asked: the mirror must apply beta to C's own values

@@ -123,7 +123,7 @@ TEST(Step09FromStep04, KernelsWritten) {
 // dst[(q * kb + p) * width + t], zero past the block's edge.
 TEST(Step09FromStep04, PackingAsStep09CallsIt) {
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   lab::Matrix M(45, 45);
   M.fill_random(seed);
   // A block of `extent` rows of A (columns of B) by kb, packed in panels `width` wide
@@ -262,7 +262,7 @@ TEST(Step09Arguments, BadBlocksAndKernelsThrowAndWriteNothing) {
 
 TEST(Step09Threads, SameBitsForAnyThreadCount) {
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   const Blocking blocks{32, 42, 40};
   // A tall shape (threads split the rows) and a flat one with fewer row panels
   // than threads (threads split the columns too).
@@ -296,7 +296,7 @@ TEST(Step09Threads, SameBitsForAnyThreadCount) {
 // enough for all of them: min-plus and plus-times give the bits of one thread.
 TEST(Step09Threads, SameBitsForAnyWays) {
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   const Isa isa = lab::step04::best_isa();
   const int saved = omp_get_max_threads();
   auto same_bits = [&](int64_t m, int64_t n, int64_t k, const Blocking& blocks, const std::vector<int>& counts,
@@ -355,7 +355,7 @@ TEST(Step09Threads, CalledFromInsideAParallelRegion) {
   // As the APSP tool's blocked recursions and the MPI back-end do: each thread
   // computes its own product, and gemm must not start threads of its own.
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   constexpr int kCallers = 3;
   std::vector<lab::Matrix> as, bs, cs;
   for (int t = 0; t < kCallers; ++t) {

@@ -138,7 +138,7 @@ INSTANTIATE_TEST_SUITE_P(Cpu, Apsp, ::testing::ValuesIn(cases()), case_name);
 // Weights that are not integers: multiples of 1/1024 still add exactly.
 TEST(ApspWeights, DyadicWeightsCompareExactly) {
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   std::mt19937_64 rng(seed);
   GraphSpec s;
   s.n = 90, s.density = 0.06, s.weights = Weights::dyadic, s.negative = true;
@@ -156,7 +156,7 @@ TEST(ApspWeights, DyadicWeightsCompareExactly) {
 // and by no more (with the bound a millionth of the distances' size here).
 TEST(ApspWeights, RealWeightsAgreeWithinTheRoundingBound) {
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   std::mt19937_64 rng(seed);
   GraphSpec s;
   s.n = 120, s.density = 0.05, s.weights = Weights::reals, s.max_weight = 1;

@@ -71,7 +71,7 @@ void expect_same(const std::string& file, const Graph& g) {
 TEST(Cli, WritesTextAndBinaryDistancesThatReadBack) {
   TempDir dir;
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   const Graph g = write_test_graph(dir / "g.gr", GraphFormat::dimacs, seed);
   Outcome o = apsp({"--graph", dir / "g.gr", "--out", dir / "d.txt", "--check", "--block", "16"});
   ASSERT_EQ(o.status, 0) << o.out << o.err;
@@ -90,7 +90,7 @@ TEST(Cli, WritesTextAndBinaryDistancesThatReadBack) {
 TEST(Cli, ZeroBasedEdgeListWithNegativeArcs) {
   TempDir dir;
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   const Graph g = write_test_graph(dir / "g.txt", GraphFormat::edges, seed, 40, true, 0);
   ASSERT_TRUE(g.has_negative);
   // Without permission the first negative weight is refused, naming its line.

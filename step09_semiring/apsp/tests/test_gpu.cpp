@@ -100,7 +100,7 @@ INSTANTIATE_TEST_SUITE_P(Gpu, GpuApsp, ::testing::ValuesIn(cases()),
 TEST(GpuNegativeCycle, ReportsAVertexOnANegativeCycle) {
   if (skip_without_gpu()) return;
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   std::mt19937_64 rng(seed);
   for (int64_t n : {1, 2, 5, 9, 40, 100}) {
     GraphSpec s;
@@ -123,7 +123,7 @@ TEST(GpuNegativeCycle, ReportsAVertexOnANegativeCycle) {
 TEST(GpuReferenceGemm, MatchesTheHostReferenceExactly) {
   if (skip_without_gpu()) return;
   const uint64_t seed = lab::testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(lab::testing::seed_note(seed));
   std::mt19937_64 rng(seed);
   const int64_t shapes[][3] = {{1, 1, 1}, {17, 5, 33}, {64, 64, 64}, {100, 37, 1}, {3, 90, 20}, {20, 20, 0}};
   for (const auto& sh : shapes)
