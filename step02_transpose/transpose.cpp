@@ -6,7 +6,7 @@
 // Read the handout (step02_transpose/README.md) first: it shows the access
 // pattern before and after the transpose.
 // Test:   ./lab test step02
-// Time:   build/student/bin/step02_transpose --n 1024
+// Time:   build/student/bin/step02_transpose --n 1024 --threads 1 --impl student,baseline
 #include "transpose.hpp"
 
 #include <vector>

@@ -8,7 +8,7 @@
 // The transposed, alpha-scaled copy of A is made as in step02 (given here).
 // Read the handout (step03_tiling/README.md) first: it derives the tile sizes.
 // Test:   ./lab test step03
-// Time:   build/student/bin/step03_tiling --n 1024 --threads 1 [--tile mc,nc,kc]
+// Time:   build/student/bin/step03_tiling --n 1024 --threads 1 --impl student,baseline [--tile mc,nc,kc]
 #include "tiling.hpp"
 
 #include <omp.h>

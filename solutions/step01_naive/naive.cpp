@@ -5,7 +5,7 @@
 // for column-major A (m x k), B (k x n), C (m x n). Read the handout
 // (step01_naive/README.md) first: it explains why the loop order matters.
 // Test:   ./lab test step01
-// Time:   build/student/bin/step01_naive --n 512
+// Time:   build/student/bin/step01_naive --n 1024 --threads 1 --impl student,baseline
 #include "naive.hpp"
 
 #include "lab/gemm_args.hpp"
