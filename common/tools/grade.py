@@ -1149,6 +1149,11 @@ def first_failure(output, most=4):
 TODO_CALL = re.compile(r'^\s*LAB_TODO\(\s*((?:"(?:[^"\\\n]|\\.)*"\s*)+)\)', re.M)
 
 
+# a speed test's result line (lab::speed::speedup): "n = 1024, 1 thread(s): transposed dot 18.65,
+# step03 35.55 GFLOP/s (1.91x)"
+SPEED_LINE = re.compile(r"^(n = \d+.*[GT]FLOP/s \(\d+(?:\.\d+)?x\))\s*$", re.M)
+
+
 def skip_core(why):
     """A whole program's skip reason without the words that name the program ("the
     student tests were skipped here: ", "step08 device tests: "): what many share."""
@@ -1214,6 +1219,9 @@ def cmd_summary(args):
         if t["result"] == "passed":
             if skips:
                 print(f"  PASS {t['name']}: {skipped_text(skips)}")
+            elif ".performance" in t["name"]:  # the margin: how far above its bar the speed test passed
+                for line in SPEED_LINE.findall(t["output"])[:3]:
+                    print(f"  PASS {t['name']}: {line.strip()}")
             continue
         if t["result"] == "skipped":
             why = skip_marker(t["output"])

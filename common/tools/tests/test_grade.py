@@ -136,6 +136,15 @@ class Grade(unittest.TestCase):
         self.assertNotIn("not implemented yet", p.stdout)
         self.assertIn("1 passed, 0 failed", p.stdout)
 
+    def test_a_speed_test_that_passed_shows_its_margin(self):
+        out = ("[ RUN      ] Step02Speed.TwiceTheDots\nn = 512, 1 thread(s): transposed dot 18.80, step02 38.56 GFLOP/s "
+               "(2.05x)\n[       OK ] Step02Speed.TwiceTheDots (1927 ms)\n[  PASSED  ] 1 test.\n")
+        p = run("summary", self.junit(("step02_transpose.student.performance", "run", out),
+                                      ("step02_transpose.student.correctness", "run", "[  PASSED  ] 3 tests.\n")))
+        self.assertIn("  PASS step02_transpose.student.performance: n = 512, 1 thread(s): transposed dot 18.80, "
+                      "step02 38.56 GFLOP/s (2.05x)\n", p.stdout)
+        self.assertNotIn("PASS step02_transpose.student.correctness", p.stdout)
+
     def test_summary_shows_the_first_failures_message(self):
         out = ("[ RUN      ] S.Good\n[       OK ] S.Good (0 ms)\n[ RUN      ] S.Bad\n"
                "/src/step09_semiring/tests/semiring_testing.hpp:148: Failure\nValue of: r.ok\n  Actual: false\n"
