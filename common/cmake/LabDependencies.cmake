@@ -92,9 +92,7 @@ if(NOT LAB_ENABLE_CUDA STREQUAL "OFF")
   else()
     lab_note_skip("GPU steps 05-07" "no CUDA compiler (nvcc) found; install the CUDA Toolkit")
   endif()
-else()
-  lab_note_skip("GPU steps 05-07" "LAB_ENABLE_CUDA=OFF")
-endif()
+endif()  # (LAB_ENABLE_CUDA=OFF: each GPU step's own line says so)
 
 # -- MPI (optional): step08
 set(LAB_HAVE_MPI OFF)
@@ -138,9 +136,7 @@ if(NOT LAB_ENABLE_MPI STREQUAL "OFF")
   else()
     lab_note_skip("step08_mpi_3d" "MPI not found (apt-get install libopenmpi-dev openmpi-bin, or MPI_HOME)")
   endif()
-else()
-  lab_note_skip("step08_mpi_3d" "LAB_ENABLE_MPI=OFF")
-endif()
+endif()  # (LAB_ENABLE_MPI=OFF: step08's and step09's own lines say so)
 
 # -- ScaLAPACK (optional): step08's pdgemm baseline, built for the MPI found above
 function(lab_find_scalapack)
