@@ -218,6 +218,14 @@ class Grade(unittest.TestCase):
         self.assertIn("WAIT step09_semiring.student.mpi.np2: needs step08", p.stdout)
         self.assertIn("0 passed, 1 failed, 0 skipped; 1 more wait for step08", p.stdout)
         self.assertNotIn("not implemented yet: step08", p.stdout.split("WAIT")[0])
+        # a case of its own that failed for a reason of its own is shown, not hidden behind the wait
+        mine = other + ("\n[ RUN      ] Step08ChooseGrid.Ties\n/src/step08_mpi_3d/tests/test_grid.cpp:61: Failure\n"
+                        "Expected equality of these values:\n[  FAILED  ] Step08ChooseGrid.Ties (0 ms)")
+        p = run("summary", self.junit(("step08_mpi_3d.student.correctness.np1", "fail",
+                                       mine.replace("step08 choose_grid", "step04 five_loops"))), ok=False)
+        self.assertNotIn("WAIT", p.stdout)
+        self.assertIn("FAIL step08_mpi_3d.student.correctness.np1", p.stdout)
+        self.assertIn("Step08ChooseGrid.Ties", p.stdout)
 
     def test_a_lost_gpu_context_reads_as_one_failure(self):
         # 10 cases pass, 2 give wrong results, the 13th loses the GPU context, 3 more do not run
