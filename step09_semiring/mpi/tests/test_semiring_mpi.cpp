@@ -21,6 +21,7 @@
 #include "mpi_testing.hpp"  // step08's: explicit_grids, first_finding, same_on_every_rank
 #include "semiring_mpi.hpp"
 #include "semiring_mpi_testing.hpp"
+#include "simd.hpp"  // step04: the micro-kernel each rank chose
 
 namespace {
 
@@ -89,6 +90,11 @@ std::string run_case(const Grid& g, const Case& c, uint64_t seed, const s9m::Opt
         }
   }
   mine += check_block<S>(plan.c_block(), cc.cview(), A, B, C0, ref, c.accumulate, me);
+  // each rank chose its micro-kernel by timing them: which one computed its wrong block
+  if (!mine.empty())
+    mine = "rank " + std::to_string(me) + " ran the " + lab::step04::isa_name(lab::step04::best_isa()) +
+           " micro-kernel (" + lab::step04::kernel_choice().why + "; LAB_STEP04_KERNEL=avx512|avx2|generic picks one)\n" +
+           mine;
   const std::string found = first_finding(mine);
   return found.empty() ? "" : describe(plan.grid(), c) + " (LAB_SEED=" + std::to_string(seed) + "):\n" + found;
 }
