@@ -1005,8 +1005,9 @@ def race_hint(test, shown, log, case=None):
     step = step_of(test["name"]) or ""
     if not re.fullmatch(r"step0[1-4]|step09", step) or not any("than one thread" in l for l in shown):
         return ""
-    if re.search(r"test-tsan\.log$", str(log or "")):
-        return ""  # (run under ThreadSanitizer already: it saw no race in what it instruments)
+    if re.search(r"test-tsan\.log$", str(log or "")):  # run under ThreadSanitizer already, and it named none
+        return ("ThreadSanitizer saw no race in this run: look for a tile or block that two threads both compute, "
+                "or that none does (their shares of the loop)")
     return f"a race? ./lab test --preset tsan {step} names the two lines that touch the same memory"
 
 

@@ -450,6 +450,8 @@ class Grade(unittest.TestCase):
             p = run("summary", junit, "--log", path, ok=False)
             self.assertIn("3 threads give other bits than one thread", p.stdout)
             self.assertEqual(hint in p.stdout, shown, p.stdout)
+            # under the tsan preset, with no race named: say so, and what else gives other bits
+            self.assertEqual("ThreadSanitizer saw no race in this run" in p.stdout, not shown, p.stdout)
 
     def test_wrong_elements_from_a_gpu_kernel_point_to_racecheck(self):
         out = ("[ RUN      ] Contract/Step05TiledContract.MatchesReference/m33_n33_k33\n"
