@@ -1160,9 +1160,9 @@ def first_failure(output, most=4):
 TODO_CALL = re.compile(r'^\s*LAB_TODO\(\s*((?:"(?:[^"\\\n]|\\.)*"\s*)+)\)', re.M)
 
 
-# a speed test's result line (lab::speed::speedup): "n = 1024, 1 thread(s): transposed dot 18.65,
-# step03 35.55 GFLOP/s (1.91x)"
-SPEED_LINE = re.compile(r"^(n = \d+.*[GT]FLOP/s \(\d+(?:\.\d+)?x\))\s*$", re.M)
+# a speed test's result line: the CPU steps' (lab::speed::speedup) "n = 1024, 1 thread(s): transposed
+# dot 18.65, step03 35.55 GFLOP/s (1.91x)", the GPU steps' "  n=4096: simt 71% of the CUDA-core peak"
+SPEED_LINE = re.compile(r"^(n = \d+.*[GT]FLOP/s \(\d+(?:\.\d+)?x\)|\s*n=\d+: .*\d(?:%|x).*)\s*$", re.M)
 
 
 def skip_core(why):
@@ -1231,7 +1231,7 @@ def cmd_summary(args):
             if skips:
                 print(f"  PASS {t['name']}: {skipped_text(skips)}")
             elif ".performance" in t["name"]:  # the margin: how far above its bar the speed test passed
-                for line in SPEED_LINE.findall(t["output"])[:3]:
+                for line in SPEED_LINE.findall(t["output"])[:4]:
                     print(f"  PASS {t['name']}: {line.strip()}")
             continue
         if t["result"] == "skipped":

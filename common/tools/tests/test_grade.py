@@ -144,6 +144,12 @@ class Grade(unittest.TestCase):
         self.assertIn("  PASS step02_transpose.student.performance: n = 512, 1 thread(s): transposed dot 18.80, "
                       "step02 38.56 GFLOP/s (2.05x)\n", p.stdout)
         self.assertNotIn("PASS step02_transpose.student.correctness", p.stdout)
+        gpu = ("[ RUN      ] Step06Perf.Simt\n  n=4096   simt       2.1 ms  65.10 TFLOP/s\n"
+               "  n=4096: simt 71% of the CUDA-core peak, dmma 93% of cuBLAS\n[       OK ] Step06Perf.Simt (900 ms)\n")
+        p = run("summary", self.junit(("step06_cuda_register_blocking.student.performance", "run", gpu)))
+        self.assertIn("  PASS step06_cuda_register_blocking.student.performance: n=4096: simt 71% of the CUDA-core "
+                      "peak, dmma 93% of cuBLAS\n", p.stdout)
+        self.assertNotIn("65.10", p.stdout)
 
     def test_summary_shows_the_first_failures_message(self):
         out = ("[ RUN      ] S.Good\n[       OK ] S.Good (0 ms)\n[ RUN      ] S.Bad\n"
