@@ -14,15 +14,15 @@
 #include "microkernel.hpp"
 
 // built with ThreadSanitizer (GCC says so with a macro, Clang with __has_feature)
-#define LAB_STEP04_TSAN 0
 #if defined(__SANITIZE_THREAD__)
-#undef LAB_STEP04_TSAN
 #define LAB_STEP04_TSAN 1
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
-#undef LAB_STEP04_TSAN
 #define LAB_STEP04_TSAN 1
 #endif
+#endif
+#ifndef LAB_STEP04_TSAN
+#define LAB_STEP04_TSAN 0
 #endif
 
 namespace {

@@ -55,7 +55,7 @@ function(lab_schedule_tests)
   get_property(_all DIRECTORY PROPERTY TESTS)
   # the OpenMP threads of a test; under ThreadSanitizer at least two, or there is nothing to race
   set(_omp ${LAB_TEST_THREADS})
-  if(LAB_SANITIZE MATCHES "thread" AND _omp LESS 2)
+  if(LAB_SANITIZE_THREAD AND _omp LESS 2)
     set(_omp 2)
   endif()
   foreach(_t IN LISTS _all)
@@ -97,7 +97,7 @@ function(lab_schedule_tests)
         set_property(TEST ${_t} APPEND PROPERTY ENVIRONMENT OMP_NUM_THREADS=${_omp})
       endif()
     endif()
-    if(LAB_ARCHER AND LAB_SANITIZE MATCHES "thread")
+    if(LAB_ARCHER AND LAB_SANITIZE_THREAD)
       # ThreadSanitizer (the tsan preset): OpenMP's own synchronisation through
       # Archer; the first race ends the program, in the test that met it
       set_property(TEST ${_t} APPEND PROPERTY ENVIRONMENT "OMP_TOOL_LIBRARIES=${LAB_ARCHER}"

@@ -56,7 +56,7 @@ function(lab_target_warnings target)
     # Link flags come with lab_common (common/CMakeLists.txt) to every executable.
     target_compile_options(${target} PRIVATE
       "$<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${LAB_SANITIZE};-fno-sanitize-recover=all;-fno-omit-frame-pointer>")
-    if(LAB_SANITIZE MATCHES "(^|,)thread(,|$)")
+    if(LAB_SANITIZE_THREAD)
       # ThreadSanitizer checks loads and stores of up to 16 bytes; the 32- and
       # 64-byte ones a loop vectorized for AVX2 or AVX-512 becomes go unchecked.
       # Loops stay scalar here, so a race in a student's plain loop is seen.
