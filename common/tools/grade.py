@@ -1763,20 +1763,194 @@ def cmd_includes(args):
         for rel in [mine[str(where(f))] for f in files if str(where(f)) in mine]:
             for f in files:
                 if outside(f):
-                    bad.setdefault(rel, f)
+                    bad.setdefault(rel, f"{rel}:1:1: error: it includes {f}, which is not part of the student's tree: "
+                                        f"a submission compiles from the lab's own files and its own only")
+    fail_steps(build, bad, args.log)
+    return 0
+
+
+def fail_steps(build, bad, log_path):
+    """{student file: its error line}: each such file's step loses its programs,
+    test programs and libraries, and the build log gets the line, which the
+    report shows as the step's compile error."""
     if not bad:
-        return 0
+        return
     folders = {rel.split("/")[0] for rel in bad}
-    for exe in build.rglob("*"):  # the steps' programs, test programs and libraries go
+    for exe in pathlib.Path(build).rglob("*"):
         if exe.is_file() and any(exe.name.startswith(f) or exe.name.startswith(f"lib{f}") for f in folders):
             exe.unlink()
-    with open(args.log, "a") as log:
-        for rel, f in sorted(bad.items()):
-            line = (f"{rel}:1:1: error: it includes {f}, which is not part of the student's tree: "
-                    f"a submission compiles from the lab's own files and its own only")
+    with open(log_path, "a") as log:
+        for rel, line in sorted(bad.items()):
             log.write(line + "\n")
             print(f"grade: {line}", file=sys.stderr)
+
+
+# ---- what a graded file may not call ------------------------------------------
+# A graded file computes its product with its own code. These compute one for
+# it: the harness's references, the speed tests' fixed loops, a step's given
+# kernels, the variant registry (which holds the vendor baselines), a vendor
+# BLAS, and the dynamic loader (a way to reach any of them by name). Each:
+# (pattern on nm's demangled name, what it is, the step whose given code defines
+# it, or "" for the harness, None for a library outside the lab).
+FORBIDDEN_CALLS = [
+    (r"\blab::(?:\w+::)*reference_\w*[<(]", "a reference product of the harness", ""),
+    (r"\blab::speed::\w+\(", "a fixed loop of the speed tests (lab/speed_reference.hpp)", ""),
+    (r"\blab::registered_variants\(", "the variant registry, which holds the vendor baselines", ""),
+    (r"\blab::(?:bench_main|serve_main)\(", "a step program's own entry point", ""),
+    (r"\blab::step05::(?:\w+::)?dgemm_naive(?:_coalesced)?\(", "step05's given naive kernels", "step05"),
+    (r"\blab::step06::(?:\w+::)?dgemm_dmma_candidate\(", "step06's given DMMA kernels", "step06"),
+    (r"^(?:cblas_\w+|openblas_\w+|[sdcz]gemm(?:_64)?_?|p[sdcz]gemm_?|bli_\w+|mkl_\w+|MKL_\w+|cublas\w*)$",
+     "a vendor BLAS", None),
+    (r"^(?:dlopen|dlmopen|dlsym|dlvsym|dladdr1?|dlinfo|dl_iterate_phdr|_dl_\w+|_r_debug)$",
+     "the dynamic loader (a function found by name at run time)", None),
+]
+SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".inc")
+
+
+def forbidden(name):
+    """(what it is) of a forbidden symbol's demangled name, else None."""
+    for pattern, what, _ in FORBIDDEN_CALLS:
+        if re.search(pattern, name):
+            return what
+    return None
+
+
+def nm_symbols(obj):
+    """[(type letter, demangled name)] of an object file (GNU nm), or None without nm."""
+    try:
+        p = subprocess.run(["nm", "-C", str(obj)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    except OSError:
+        return None
+    out = []
+    for line in p.stdout.splitlines():
+        m = re.match(r"^(?:[0-9a-fA-F]+)?\s+([A-Za-z?-])\s+(.+)$", line)
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out
+
+
+def forbidden_in(symbols):
+    """The forbidden names an object calls (undefined: U, w) or holds an
+    instance of (a template or inline function of a lab header: W, V, u)."""
+    hits = []
+    for kind, name in symbols:
+        if kind in "UwWVu":
+            what = forbidden(name)
+            if what and (name, what) not in hits:
+                hits.append((name, what))
+    return hits
+
+
+def line_of(path, name):
+    """The first line of a file that names the function (1 when none does)."""
+    head = re.sub(r"<.*>$", "", name.split("(")[0].strip())  # "void lab::x::f<T>(...)" -> "void lab::x::f"
+    base = re.split(r"::|\s", head)[-1]
+    try:
+        lines = pathlib.Path(path).read_text(errors="replace").splitlines()
+    except OSError:
+        return 1
+    naming = [n for n, line in enumerate(lines, 1) if re.search(rf"\b{re.escape(base)}\b", line)]
+    declaring = re.compile(r"^\s*(?:extern|void|int|double|float|auto|static|inline|template|namespace)\b|namespace")
+    calls = [n for n in naming if not declaring.search(lines[n - 1])]  # a call rather than its declaration
+    return (calls or naming or [1])[0]
+
+
+def graded_objects(tree, build, files):
+    """{object file: (student file, [what the compiler read for it])} of a build:
+    each object compiled from one of `files` (paths under tree)."""
+    tree, build = pathlib.Path(tree).resolve(), pathlib.Path(build)
+    mine = {str((tree / rel).resolve()): rel for rel in files}
+    found = {}
+    for obj, deps in object_deps(build).items():
+        o = pathlib.Path(obj if os.path.isabs(obj) else build / obj)
+        read = [str(pathlib.Path(d if os.path.isabs(d) else build / d).resolve()) for d in deps]
+        src = [mine[d] for d in read if d in mine and o.name == pathlib.Path(d).name + ".o"]
+        if src and o.is_file():
+            found[o] = (src[0], read)
+    for o in build.rglob("*.o"):  # objects the dependency lists leave out (none, with GCC and nvcc)
+        if o not in found and o.parent.name.endswith(".dir"):
+            for rel in files:
+                if o.name == pathlib.Path(rel).name + ".o" and f"/{rel.split('/')[0]}/" in f"/{o.relative_to(build)}":
+                    found[o] = (rel, [])
+    return found
+
+
+def call_findings(tree, build, files):
+    """{student file: [error text, ...]}: the forbidden calls of each file's
+    object, and the lab's source files (not headers) it includes."""
+    tree = pathlib.Path(tree).resolve()
+    ours = set(files)
+    out = {}
+    for obj, (rel, read) in sorted(graded_objects(tree, build, files).items()):
+        symbols = nm_symbols(obj)
+        if symbols is None:
+            return None
+        for name, what in forbidden_in(symbols):
+            out.setdefault(rel, []).append((line_of(tree / rel, name), f"it calls {name} ({what})"))
+        for d in read:
+            p = pathlib.Path(d)
+            if p.suffix in SOURCE_SUFFIXES and tree in p.parents and str(p.relative_to(tree)) not in ours \
+                    and "build" not in p.relative_to(tree).parts[:1]:
+                out.setdefault(rel, []).append((1, f"it includes {p.relative_to(tree)}, a source file of the lab's"))
+    return out
+
+
+def cmd_calls(args):
+    """The student's files that call what computes a product for them (see
+    FORBIDDEN_CALLS): with --log (./lab grade), each one's step loses its
+    programs and the build log gets its error line; with --warn (./lab test),
+    a warning a line; with --self-check (a test of the lab), the solutions and
+    skeletons call none, and every pattern of the lab's own names a function
+    the build defines."""
+    tree, build = pathlib.Path(args.tree).resolve(), pathlib.Path(args.build)
+    files = student_files(tree)
+    if args.self_check:
+        return self_check_calls(tree, build, files)
+    found = call_findings(tree, build, files)
+    if found is None:
+        print("grade: warning: nm (GNU binutils) not found: the student's files were not checked for calls "
+              "to the lab's references or a vendor BLAS", file=sys.stderr)
+        return 0
+    rule = "a graded file computes the product with its own code"
+    if args.warn:
+        for rel, items in sorted(found.items()):
+            for number, text in items:
+                print(f"lab: warning: {rel}:{number}: {text}: ./lab grade gives {rel[:6]} no points while it does "
+                      f"({rule})", file=sys.stderr)
+        return 0
+    fail_steps(build, {rel: f"{rel}:{items[0][0]}:1: error: {items[0][1]}: {rule}, so the grader does not build "
+                            f"this step" for rel, items in found.items()}, args.log)
     return 0
+
+
+def self_check_calls(tree, build, files):
+    """For the lab's own tests: the skeletons' and solutions' objects call none
+    of FORBIDDEN_CALLS, and each pattern on the lab's own names matches a
+    function some object of the build defines (where its step is built)."""
+    # the solutions compile from solutions/ or from the build's copies of them
+    copies = [os.path.relpath(pathlib.Path(build).resolve() / "solution_src" / rel, tree) for rel in files]
+    graded = list(files) + [f"solutions/{rel}" for rel in files if (tree / "solutions" / rel).is_file()] \
+        + [c for c in copies if (tree / c).is_file()]
+    found = call_findings(tree, build, graded)
+    if found is None:
+        print("LAB-SKIP: nm (GNU binutils) not found")
+        return 0
+    objects = graded_objects(tree, build, graded)
+    problems = [f"{rel}:{n}: {text}" for rel, items in sorted(found.items()) for n, text in items]
+    defined = []
+    for o in pathlib.Path(build).rglob("*.o"):
+        defined += [name for kind, name in nm_symbols(o) or [] if kind in "TW"]
+    built = {re.search(r"(?:^|/)(step\d\d)_", rel).group(1) for rel, _ in objects.values()}
+    for pattern, what, step in FORBIDDEN_CALLS:
+        if step is None or (step and step not in built):
+            continue
+        if not any(re.search(pattern, name) for name in defined):
+            problems.append(f"no function of the build matches {pattern} ({what}): renamed? update FORBIDDEN_CALLS")
+    print(f"calls: {len(objects)} objects of the skeletons and solutions checked; "
+          f"{sum(1 for p, _, s in FORBIDDEN_CALLS if s is not None)} patterns on the lab's own names")
+    for p in problems:
+        print(f"calls: {p}")
+    return 1 if problems else 0
 
 
 def main():
@@ -1842,6 +2016,16 @@ def main():
     p.add_argument("--uid", type=int, help="the grading account: files it made outside the tree count as outside")
     p.add_argument("--log", required=True, help="the build's log: an error line for each such file")
     p.set_defaults(fn=cmd_includes)
+    p = sub.add_parser("calls", help="fail the student files that call the lab's references, given kernels "
+                                     "or a vendor BLAS")
+    p.add_argument("--tree", required=True, help="the tree (its common/student_files.txt names the student's files)")
+    p.add_argument("--build", required=True, help="the build folder that compiled them")
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--log", help="the build's log: an error line for each such file; its step's programs go")
+    mode.add_argument("--warn", action="store_true", help="only a warning a line (./lab test)")
+    mode.add_argument("--self-check", action="store_true",
+                      help="the skeletons and solutions call none; every pattern names a real function")
+    p.set_defaults(fn=cmd_calls)
     p = sub.add_parser("pick")
     p.add_argument("submission")
     p.add_argument("--lab", required=True, help="the lab tree the submission is graded in")

@@ -1198,5 +1198,70 @@ class SpeedFigures(unittest.TestCase):
                               f"{step}: grading.toml says {figures}; its speed tests say {found}")
 
 
+@unittest.skipUnless(shutil.which("g++") and shutil.which("nm"), "needs g++ and nm")
+class ForbiddenCalls(unittest.TestCase):
+    """grade.py calls: a student file whose product comes from the lab's
+    reference, a fixed loop or a vendor BLAS fails its step; honest code passes."""
+
+    def tree(self, body):
+        tree = pathlib.Path(tempfile.mkdtemp())
+        (tree / "common").mkdir()
+        (tree / "common" / "student_files.txt").write_text("step01_naive/naive.cpp\n")
+        (tree / "step01_naive").mkdir()
+        (tree / "step01_naive" / "given.inc").write_text("inline int given_helper() { return 1; }\n")
+        src = tree / "step01_naive" / "naive.cpp"
+        src.write_text(body)
+        obj_dir = tree / "build" / "step01_naive" / "CMakeFiles" / "step01_naive_student.dir"
+        obj_dir.mkdir(parents=True)
+        obj = obj_dir / "naive.cpp.o"
+        subprocess.run(["g++", "-std=c++17", "-c", str(src), "-o", str(obj), "-MD", "-MF", str(obj) + ".d"],
+                       check=True, cwd=tree)
+        (tree / "build" / "bin").mkdir()
+        (tree / "build" / "bin" / "step01_naive").write_text("a program")
+        return tree
+
+    HONEST = """#include <cmath>
+namespace lab { struct MatView { double* p; }; void check_gemm_args(MatView); }
+void my_gemm(lab::MatView c) { lab::check_gemm_args(c); c.p[0] = std::sqrt(c.p[0]); }
+"""
+    CHEAT = """namespace lab { struct MatView { double* p; };
+void reference_gemm(double alpha, MatView C);
+namespace speed { void transposed_dot(double alpha, MatView C); } }
+extern "C" void cblas_dgemm(int, int, int, int, int, int, double);
+void my_gemm(lab::MatView c) {
+  lab::reference_gemm(1.0, c);
+  lab::speed::transposed_dot(1.0, c);
+  cblas_dgemm(0, 0, 0, 1, 1, 1, 1.0);
+}
+"""
+
+    def test_honest_code_is_not_flagged(self):
+        tree = self.tree(self.HONEST)
+        p = run("calls", "--tree", tree, "--build", tree / "build", "--warn")
+        self.assertEqual(p.stderr, "")
+
+    def test_each_call_is_named_with_its_line(self):
+        tree = self.tree(self.CHEAT)
+        p = run("calls", "--tree", tree, "--build", tree / "build", "--warn")
+        self.assertIn("step01_naive/naive.cpp:6: it calls lab::reference_gemm(double, lab::MatView) "
+                      "(a reference product of the harness)", p.stderr)
+        self.assertIn("step01_naive/naive.cpp:7: it calls lab::speed::transposed_dot", p.stderr)
+        self.assertIn("step01_naive/naive.cpp:8: it calls cblas_dgemm (a vendor BLAS)", p.stderr)
+        self.assertIn("./lab grade gives step01 no points", p.stderr)
+        self.assertTrue((tree / "build" / "bin" / "step01_naive").exists())  # --warn removes nothing
+
+    def test_grading_fails_the_step_as_not_compiled(self):
+        tree = self.tree(self.CHEAT)
+        log = tree / "build.log"
+        run("calls", "--tree", tree, "--build", tree / "build", "--log", log)
+        self.assertFalse((tree / "build" / "bin" / "step01_naive").exists())
+        self.assertRegex(log.read_text(), r"^step01_naive/naive.cpp:6:1: error: it calls lab::reference_gemm")
+
+    def test_an_included_source_of_the_lab_is_named(self):
+        tree = self.tree('#include "given.inc"\nint f() { return given_helper(); }\n')
+        p = run("calls", "--tree", tree, "--build", tree / "build", "--warn")
+        self.assertIn("it includes step01_naive/given.inc, a source file of the lab's", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)
