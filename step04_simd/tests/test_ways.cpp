@@ -276,18 +276,31 @@ TEST(Step04Ways, SameBitsForAnyWays) {
     EXPECT_EQ(0, std::memcmp(one.data(), many.data(), sizeof(double) * one.size()))
         << threads << " threads give other bits than one thread: a race, or a tile computed twice?";
   }
-  // A product big enough for dealt blocks at 8 and 16 threads (dgemm's own choice).
-  const int64_t big = 1100, thin = 40;
+  // A product big enough for dealt blocks at 8 and 16 threads, by dgemm's own
+  // choice: that depends on the kernel's mr x nr and this CPU's caches (an
+  // 8 x 6 kernel, AVX2's or the ThreadSanitizer build's generic one, needs a
+  // bigger product than AVX-512's 16 x 14), so the first of these sizes that gets them.
+  const auto uk = lab::step04::microkernel(lab::step04::best_isa());
+  const auto blk = lab::step04::default_blocking(lab::step04::best_isa());
+  const int64_t thin = 40;
+  int64_t big = 0;
+  for (int64_t size : {1100, 1600, 2400}) {
+    if (lab::step04::layout_for_call(8, size, size, thin, uk.mr, uk.nr, blk).dealt &&
+        lab::step04::layout_for_call(16, size, size, thin, uk.mr, uk.nr, blk).dealt) {
+      big = size;
+      break;
+    }
+  }
+  ASSERT_NE(big, 0) << "no product of 1100, 1600 or 2400 squared (k = 40) gets dealt blocks at 8 and 16 threads "
+                    << "with the " << lab::step04::isa_name(uk.isa) << " kernel (" << uk.mr << " x " << uk.nr << ")";
   lab::Matrix A2(big, thin), B2(thin, big), C2(big, big);
   A2.fill_random(seed + 6), B2.fill_random(seed + 7), C2.fill_random(seed + 8);
   omp_set_num_threads(1);
   lab::Matrix one2 = C2.clone();
   lab::step04::dgemm(1.0, A2.cview(), B2.cview(), 1.0, one2.view());
   for (int threads : {8, 16}) {
-    const auto uk = lab::step04::microkernel(lab::step04::best_isa());
-    const Layout l = lab::step04::layout_for_call(threads, big, big, thin, uk.mr, uk.nr,
-                                                  lab::step04::default_blocking(lab::step04::best_isa()));
-    EXPECT_TRUE(l.dealt) << lab::step04::describe_for(l, big, big);
+    const Layout l = lab::step04::layout_for_call(threads, big, big, thin, uk.mr, uk.nr, blk);
+    ASSERT_TRUE(l.dealt) << lab::step04::describe_for(l, big, big);
     omp_set_num_threads(threads);
     lab::Matrix many = C2.clone();
     lab::step04::dgemm(1.0, A2.cview(), B2.cview(), 1.0, many.view());
