@@ -1815,12 +1815,17 @@ def forbidden(name):
     return None
 
 
-def nm_symbols(obj):
-    """[(type letter, demangled name)] of an object file (GNU nm), or None without nm."""
+def nm_symbols(obj, timeout=120):
+    """[(type letter, demangled name)] of an object file (GNU nm), or None without
+    nm; [("?", why)] when nm cannot read it in `timeout` seconds (an object made
+    to be slow to read)."""
     try:
-        p = subprocess.run(["nm", "-C", str(obj)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        p = subprocess.run(["nm", "-C", str(obj)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                           errors="replace", timeout=timeout)
     except OSError:
         return None
+    except subprocess.TimeoutExpired:
+        return [("?", f"nm could not read its object in {timeout} s")]
     out = []
     for line in p.stdout.splitlines():
         m = re.match(r"^(?:[0-9a-fA-F]+)?\s+([A-Za-z?-])\s+(.+)$", line)
@@ -1885,6 +1890,9 @@ def call_findings(tree, build, files):
         symbols = nm_symbols(obj)
         if symbols is None:
             return None
+        for kind, why in symbols:
+            if kind == "?":
+                out.setdefault(rel, []).append((1, why))
         for name, what in forbidden_in(symbols):
             out.setdefault(rel, []).append((line_of(tree / rel, name), f"it calls {name} ({what})"))
         for d in read:

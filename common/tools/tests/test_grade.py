@@ -1257,6 +1257,13 @@ void my_gemm(lab::MatView c) {
         self.assertFalse((tree / "build" / "bin" / "step01_naive").exists())
         self.assertRegex(log.read_text(), r"^step01_naive/naive.cpp:6:1: error: it calls lab::reference_gemm")
 
+    def test_an_object_nm_cannot_read_in_time_is_named(self):
+        tree = self.tree(self.HONEST)
+        sys.path.insert(0, str(GRADE.parent))
+        import grade
+        obj = next((tree / "build").rglob("naive.cpp.o"))
+        self.assertEqual(grade.nm_symbols(obj, timeout=1e-6), [("?", "nm could not read its object in 1e-06 s")])
+
     def test_an_included_source_of_the_lab_is_named(self):
         tree = self.tree('#include "given.inc"\nint f() { return given_helper(); }\n')
         p = run("calls", "--tree", tree, "--build", tree / "build", "--warn")
