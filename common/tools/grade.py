@@ -1900,7 +1900,7 @@ def call_findings(tree, build, files):
             if p.suffix in SOURCE_SUFFIXES and tree in p.parents and str(p.relative_to(tree)) not in ours \
                     and "build" not in p.relative_to(tree).parts[:1]:
                 out.setdefault(rel, []).append((1, f"it includes {p.relative_to(tree)}, a source file of the lab's"))
-    return out
+    return {rel: sorted(items) for rel, items in out.items()}  # by line: the same order whatever nm's
 
 
 def cmd_calls(args):
