@@ -1846,6 +1846,23 @@ def forbidden_in(symbols):
     return hits
 
 
+def short_name(name):
+    """A demangled name without its parameters or a template's return type:
+    "void lab::x::f<T>(int, double)" -> "lab::x::f<T>"."""
+    head, depth = "", 0
+    for ch in name:
+        depth += (ch == "<") - (ch == ">")
+        if ch == "(" and depth == 0:
+            break
+        head += ch
+    cut, depth = 0, 0
+    for i, ch in enumerate(head):
+        depth += (ch == "<") - (ch == ">")
+        if ch == " " and depth == 0:
+            cut = i + 1
+    return head[cut:]
+
+
 def line_of(path, name):
     """The first line of a file that names the function (1 when none does)."""
     head = re.sub(r"<.*>$", "", name.split("(")[0].strip())  # "void lab::x::f<T>(...)" -> "void lab::x::f"
@@ -1894,7 +1911,7 @@ def call_findings(tree, build, files):
             if kind == "?":
                 out.setdefault(rel, []).append((1, why))
         for name, what in forbidden_in(symbols):
-            out.setdefault(rel, []).append((line_of(tree / rel, name), f"it calls {name} ({what})"))
+            out.setdefault(rel, []).append((line_of(tree / rel, name), f"it calls {short_name(name)} ({what})"))
         for d in read:
             p = pathlib.Path(d)
             if p.suffix in SOURCE_SUFFIXES and tree in p.parents and str(p.relative_to(tree)) not in ours \
