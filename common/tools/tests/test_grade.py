@@ -1265,6 +1265,8 @@ void my_gemm(lab::MatView c) {
                          "lab::step09::reference_gemm<lab::step09::MinPlus>")
         self.assertEqual(grade.short_name("lab::reference_gemm(double, lab::MatView)"), "lab::reference_gemm")
         self.assertEqual(grade.short_name("cblas_dgemm"), "cblas_dgemm")
+        self.assertEqual(grade.short_name("lab::step05::student::dgemm_naive_coalesced(double, CUstream_st*)"),
+                         "lab::step05::dgemm_naive_coalesced")
 
     def test_an_object_nm_cannot_read_in_time_is_named(self):
         tree = self.tree(self.HONEST)
