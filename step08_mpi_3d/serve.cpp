@@ -34,7 +34,7 @@ int serve_main(const std::string& what) {
     if (i.name == "student") impl = &i;
   // rank 0 reads; every rank learns the request (or that there is none)
   wire::Request rq{};
-  std::vector<double> a, b, c;
+  wire::Buffer a, b, c;
   int ok = 1;
   if (rank == 0) ok = wire::read_request(0, &rq, &a, &b, &c);
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);

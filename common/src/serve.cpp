@@ -57,7 +57,7 @@ int serve_main(const char* variant, const StepInfo& info, const char* impl) {
     else if (h->warm_up && wire::run_call(h->warm_up, &why) != wire::kDone) no_gpu = "the GPU cannot be used: " + why;
   }
   wire::Request rq{};
-  std::vector<double> a, b, c;
+  wire::Buffer a, b, c;
   // Host matrices the request wants pinned (a speed case of step07) are pinned
   // before their bytes arrive, so that the pinning is not timed.
   std::vector<std::shared_ptr<void>> pinned;  // unpinned when the answer has gone
@@ -68,7 +68,7 @@ int serve_main(const char* variant, const StepInfo& info, const char* impl) {
       return;
     wire::run_call(
         [&] {
-          for (std::vector<double>* x : {&a, &b, &c})
+          for (wire::Buffer* x : {&a, &b, &c})
             if (!x->empty()) pinned.push_back(gpu_hooks()->pin_host(x->data(), x->size() * sizeof(double)));
         },
         &pin_failed);
@@ -148,7 +148,7 @@ wire::Status wire::run_call(const std::function<void()>& call, std::string* msg)
   }
 }
 
-bool wire::send_reply(int fd, Status status, std::string msg, const std::vector<double>& c) {
+bool wire::send_reply(int fd, Status status, std::string msg, const Buffer& c) {
   if (msg.size() > 4096) msg.resize(4096);
   const Reply reply{kReplyMagic, status, static_cast<int64_t>(msg.size())};
   return write_all(fd, &reply, sizeof reply) && write_all(fd, msg.data(), msg.size()) &&
