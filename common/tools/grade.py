@@ -1865,8 +1865,7 @@ def short_name(name):
 
 def line_of(path, name):
     """The first line of a file that names the function (1 when none does)."""
-    head = re.sub(r"<.*>$", "", name.split("(")[0].strip())  # "void lab::x::f<T>(...)" -> "void lab::x::f"
-    base = re.split(r"::|\s", head)[-1]
+    base = re.sub(r"<.*$", "", short_name(name)).split("::")[-1]  # "void lab::x::f<T>(...)" -> "f"
     try:
         lines = pathlib.Path(path).read_text(errors="replace").splitlines()
     except OSError:
@@ -1897,13 +1896,15 @@ def graded_objects(tree, build, files):
     return found
 
 
-def call_findings(tree, build, files):
+def call_findings(tree, build, files, objects=None):
     """{student file: [error text, ...]}: the forbidden calls of each file's
-    object, and the lab's source files (not headers) it includes."""
+    object (graded_objects, unless given), and the lab's source files (not
+    headers) it includes."""
     tree = pathlib.Path(tree).resolve()
     ours = set(files)
     out = {}
-    for obj, (rel, read) in sorted(graded_objects(tree, build, files).items()):
+    objects = graded_objects(tree, build, files) if objects is None else objects
+    for obj, (rel, read) in sorted(objects.items()):
         symbols = nm_symbols(obj)
         if symbols is None:
             return None
@@ -1956,11 +1957,11 @@ def self_check_calls(tree, build, files):
     copies = [os.path.relpath(pathlib.Path(build).resolve() / "solution_src" / rel, tree) for rel in files]
     graded = list(files) + [f"solutions/{rel}" for rel in files if (tree / "solutions" / rel).is_file()] \
         + [c for c in copies if (tree / c).is_file()]
-    found = call_findings(tree, build, graded)
+    objects = graded_objects(tree, build, graded)
+    found = call_findings(tree, build, graded, objects)
     if found is None:
         print("LAB-SKIP: nm (GNU binutils) not found")
         return 0
-    objects = graded_objects(tree, build, graded)
     problems = [f"{rel}:{n}: {text}" for rel, items in sorted(found.items()) for n, text in items]
     defined = []
     for o in pathlib.Path(build).rglob("*.o"):
