@@ -125,7 +125,7 @@ def main():
     ap.add_argument("--plot-only", action="store_true", help="no runs: the table and picture from OUT's CSVs")
     ap.add_argument("--openblas-coretype", help="OPENBLAS_CORETYPE for the runs (default: OpenBLAS's own choice)")
     ap.add_argument("--threads", default="1,2,4,...,all")
-    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--n", type=int, help="m = n = k of the scaling runs (default 4096; --plot-only: the run's)")
     ap.add_argument("--table-threads", default="16,32,64")
     ap.add_argument("--table-sizes", default="2048,4096,8192")
     ap.add_argument("--reps", type=int, default=3)
@@ -144,6 +144,12 @@ def main():
     if not all(s.strip().isdigit() and int(s) >= 1 for s in args.table_sizes.split(",")):
         ap.error(f"--table-sizes: '{args.table_sizes}' is not a list of sizes, e.g. 2048,4096,8192")
     table_sizes = [int(s) for s in args.table_sizes.split(",")]
+    meta_path = args.out / "meta.json"
+    if args.n is None:  # --plot-only draws the run's n (meta.json), a run its own
+        try:
+            args.n = int(json.loads(meta_path.read_text()).get("n", 4096)) if args.plot_only else 4096
+        except (OSError, ValueError):
+            args.n = 4096
     for name, v, least in (("--n", args.n, 1), ("--reps", args.reps, 1), ("--ceiling-n", args.ceiling_n, 0)):
         if v < least:
             ap.error(f"{name}: {v} is below {least}")
@@ -197,13 +203,12 @@ def main():
         table_threads = [t for t in ran if t in wanted] or sorted({ran[0], ran[-1]})
 
     # The machine of the run (meta.json, written by the run; --plot-only may redraw elsewhere).
-    meta_path = args.out / "meta.json"
     if args.plot_only and meta_path.exists():
         meta = json.loads(meta_path.read_text())
     else:
         with open("/proc/cpuinfo") as f:
             model = next((l for l in f if l.startswith("model name")), "model name: ?").split(":", 1)[1].strip()
-        meta = {"cpu": model, "processors": cores, "reps": args.reps}
+        meta = {"cpu": model, "processors": cores, "reps": args.reps, "n": args.n}
         meta_path.write_text(json.dumps(meta, indent=1))
     cpu, cores = meta["cpu"], meta["processors"]
     lines = ["# step04 against OpenBLAS (same process, median of %d)" % meta["reps"], ""]
@@ -255,18 +260,24 @@ def main():
         print(labio.no_matplotlib("scaling", "no PNG"), file=sys.stderr)
         return 0
     fig, ax = plt.subplots(figsize=(7.5, 5))
+    drawn = []
     for (name, rows, v), color in zip(series, ["#1f77b4", "#2ca02c", "#7f7f7f"]):
         pts = [(t, rate(rows, v, t, args.n)) for t in counts]
         pts = [(t, g) for t, g in pts if g]
         if not pts:
             continue
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=color, label=name)
+        drawn += [g for _, g in pts]
         one = rate(rows, v, 1, args.n)
         if one:
+            drawn += [one * t for t in counts]
             ax.plot(counts, [one * t for t in counts], linestyle=":", color=color, linewidth=1,
                     label=f"{name}: 1-thread rate x threads")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
+    # (over fewer than three doublings, as on 2 cores, powers of 2 alone leave one label or none)
+    if drawn and max(drawn) < 8 * min(drawn):
+        ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=2, subs=(1.0, 1.25, 1.5, 1.75)))
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.set_xticks(counts)
     ax.set_xticklabels([str(t) for t in counts])
