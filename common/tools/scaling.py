@@ -144,12 +144,14 @@ def main():
     if not all(s.strip().isdigit() and int(s) >= 1 for s in args.table_sizes.split(",")):
         ap.error(f"--table-sizes: '{args.table_sizes}' is not a list of sizes, e.g. 2048,4096,8192")
     table_sizes = [int(s) for s in args.table_sizes.split(",")]
+    # The machine of the run (meta.json, written by the run; --plot-only may redraw elsewhere).
     meta_path = args.out / "meta.json"
-    if args.n is None:  # --plot-only draws the run's n (meta.json), a run its own
-        try:
-            args.n = int(json.loads(meta_path.read_text()).get("n", 4096)) if args.plot_only else 4096
-        except (OSError, ValueError):
-            args.n = 4096
+    try:
+        run_meta = json.loads(meta_path.read_text()) if args.plot_only else None
+    except (OSError, ValueError):
+        run_meta = None
+    if args.n is None:  # --plot-only draws the run's n, a run its own
+        args.n = int(run_meta.get("n", 4096)) if run_meta else 4096
     for name, v, least in (("--n", args.n, 1), ("--reps", args.reps, 1), ("--ceiling-n", args.ceiling_n, 0)):
         if v < least:
             ap.error(f"{name}: {v} is below {least}")
@@ -202,9 +204,8 @@ def main():
         wanted = [int(t) for t in args.table_threads.split(",")]
         table_threads = [t for t in ran if t in wanted] or sorted({ran[0], ran[-1]})
 
-    # The machine of the run (meta.json, written by the run; --plot-only may redraw elsewhere).
-    if args.plot_only and meta_path.exists():
-        meta = json.loads(meta_path.read_text())
+    if run_meta:
+        meta = run_meta
     else:
         with open("/proc/cpuinfo") as f:
             model = next((l for l in f if l.startswith("model name")), "model name: ?").split(":", 1)[1].strip()
