@@ -12,7 +12,16 @@
 //       every thread. It gets half of L3, and nc at most 4096: a wider panel
 //       saves no packing (A is repacked once per nc columns, a cost of
 //       1 / (2 nc) per flop, under 0.1 % at 4096).
+// Every pass of loop 4 (one kc slice) reads the whole of C and writes it back.
+// Where C fits in half of L3 that traffic stays in L3; where it does not, each
+// pass streams C from memory, and the tile of C costs each micro-kernel call a
+// fixed time. Then kc doubles (B's micro-panel takes all of L1d and streams
+// from L2 for what does not fit) and A's block takes 7/8 of L2: half the passes
+// over C. On the Zen 4 VM at n = 2048 that won 2-3 % (NOTES.md); where C stays
+// in L3 the deeper slice won nothing.
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "microkernel.hpp"
 
@@ -27,6 +36,16 @@ lab::step04::Blocking lab::step04::blocking_for(Isa isa, const CacheInfo& caches
   constexpr int64_t kDouble = sizeof(double);
   const int64_t kc = std::clamp<int64_t>(round_down(caches.l1d / 2 / (kDouble * uk.nr), 8), 32, 1024);
   const int64_t mc = std::min<int64_t>(round_down(caches.l2 / 2 / (kDouble * kc), uk.mr), 4096);
+  const int64_t nc = std::min(round_down(caches.l3 / 2 / (kDouble * kc), uk.nr), round_down(4096, uk.nr));
+  return {mc, nc, kc};
+}
+
+lab::step04::Blocking lab::step04::blocking_for(Isa isa, const CacheInfo& caches, int64_t m, int64_t n) {
+  constexpr int64_t kDouble = sizeof(double);
+  if (double(m) * double(n) * kDouble <= double(caches.l3) / 2) return blocking_for(isa, caches);
+  const MicroKernel uk = microkernel(isa);
+  const int64_t kc = std::clamp<int64_t>(round_down(caches.l1d / (kDouble * uk.nr), 8), 32, 1024);
+  const int64_t mc = std::min<int64_t>(round_down(caches.l2 / 8 * 7 / (kDouble * kc), uk.mr), 4096);
   const int64_t nc = std::min(round_down(caches.l3 / 2 / (kDouble * kc), uk.nr), round_down(4096, uk.nr));
   return {mc, nc, kc};
 }
@@ -48,4 +67,19 @@ lab::step04::Blocking lab::step04::default_blocking(Isa isa) {
                                      blocking_for(Isa::avx2, lab::cache_info()),
                                      blocking_for(Isa::avx512, lab::cache_info())};
   return per_isa[static_cast<int>(isa)];
+}
+
+lab::step04::Blocking lab::step04::default_blocking(Isa isa, int64_t m, int64_t n) {
+  return blocking_for(isa, lab::cache_info(), m, n);
+}
+
+std::string lab::step04::describe_default_blocking(Isa isa) {
+  const CacheInfo caches = lab::cache_info();
+  const Blocking b = blocking_for(isa, caches), deep = blocking_for(isa, caches, caches.l3, caches.l3);
+  char text[160];
+  std::snprintf(text, sizeof text, "mc %lld, nc %lld, kc %lld; C over %lld MiB: mc %lld, nc %lld, kc %lld",
+                static_cast<long long>(b.mc), static_cast<long long>(b.nc), static_cast<long long>(b.kc),
+                static_cast<long long>(caches.l3 / 2 >> 20), static_cast<long long>(deep.mc),
+                static_cast<long long>(deep.nc), static_cast<long long>(deep.kc));
+  return text;
 }

@@ -63,12 +63,17 @@ std::string ways_line(Isa isa, const Params& params, int64_t m, int64_t n, int64
                      lab::step04::threads_for(m, n, k, available) == 1;
   if (small) return "small product: one thread, no packing";
   return lab::step04::describe_for(
-      lab::step04::layout_for_call(available, m, n, k, uk.mr, uk.nr, blocks(isa, &params)), m, n);
+      lab::step04::layout_for_call(available, m, n, k, uk.mr, uk.nr,
+                                   params.tile.empty() ? lab::step04::default_blocking(isa, m, n)
+                                                       : blocks(isa, &params)),
+      m, n);
 }
 
-// --tile mc,nc,kc (the first ones given replace step04's blocks for the kernel).
+// --tile mc,nc,kc (the first ones given replace step04's blocks for the kernel);
+// without it, both sets of defaults (the plan line says which one a size gets).
 lab::TileSpec tiles(std::function<Isa()> isa) {
   return {{"mc", "nc", "kc"}, 1, [isa](const Params& p) {
+            if (p.tile.empty()) return lab::step04::describe_default_blocking(isa());
             const Blocking b = blocks(isa(), &p);
             return lab::format_tiles({"mc", "nc", "kc"}, {b.mc, b.nc, b.kc});
           }};

@@ -43,8 +43,17 @@ struct Blocking {
 /// derives them): the kc x NR micro-panel of B fills half of L1d, the mc x kc
 /// block of A half of L2, the kc x nc panel of B half of L3 (nc at most 4096).
 Blocking blocking_for(Isa isa, const CacheInfo& caches);
+/// The blocks for an m x n C: blocking_for(isa, caches) where C fits in half of
+/// L3; where it does not (every pass of kc then streams C from memory), a kc
+/// twice as deep (the micro-panel of B in all of L1d) and mc from 7/8 of L2.
+Blocking blocking_for(Isa isa, const CacheInfo& caches, int64_t m, int64_t n);
 /// blocking_for(isa, lab::cache_info()): the sizes this machine reports.
 Blocking default_blocking(Isa isa);
+/// blocking_for(isa, lab::cache_info(), m, n): what dgemm_isa runs an m x n C with.
+Blocking default_blocking(Isa isa, int64_t m, int64_t n);
+/// Both sets of defaults, for a banner: "mc 448, nc 4088, kc 144; C over 16 MiB:
+/// mc 384, nc 4088, kc 288".
+std::string describe_default_blocking(Isa isa);
 
 /// C <- alpha * A * B + beta * C (column-major, BLAS "NN") with the kernel of `isa`
 /// and the given blocks (any sizes >= 1; they are rounded up to the kernel's MR / NR).
@@ -54,7 +63,7 @@ Blocking default_blocking(Isa isa);
 void dgemm_with(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa,
                 Blocking blocking);
 
-/// dgemm_with(isa, default_blocking(isa)); a small product (up to 160 x 160 x
+/// dgemm_with(isa, default_blocking(isa, C.rows, C.cols)); a small product (up to 160 x 160 x
 /// 160, when it gets one thread) takes the short path instead: no packing, no
 /// blocks (small.cpp). Throws std::invalid_argument as dgemm_with does.
 void dgemm_isa(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa);

@@ -94,6 +94,15 @@ TEST(Step04Blocks, DefaultBlocksCrossedInEveryLoop) {
   lab::step04::dgemm(2.5, p.A.cview(), p.B.cview(), -1.0, C.view());
   const auto r = lab::check_against_reference(2.5, p.A.cview(), p.B.cview(), -1.0, p.C0.cview(), C.cview());
   EXPECT_TRUE(r.ok) << r.report;
+  // The deeper blocks of a C too big for L3, crossed the same way.
+  const lab::CacheInfo caches = lab::cache_info();
+  const Blocking deep = lab::step04::blocking_for(isa, caches, caches.l3, caches.l3);
+  const Problem q(deep.mc + 7, deep.nc + 5, deep.kc + 3, seed + 1);
+  lab::Matrix D = q.C0.clone();
+  lab::step04::dgemm_with(2.5, q.A.cview(), q.B.cview(), -1.0, D.view(), isa, deep);
+  const auto rd = lab::check_against_reference(2.5, q.A.cview(), q.B.cview(), -1.0, q.C0.cview(), D.cview());
+  EXPECT_TRUE(rd.ok) << "deep blocks mc " << deep.mc << ", nc " << deep.nc << ", kc " << deep.kc << ": "
+                     << rd.report;
 }
 
 TEST(Step04Threads, SameBitsForAnyThreadCount) {
@@ -220,12 +229,34 @@ TEST(Step04Blocks, FromTheCacheSizes) {
     EXPECT_EQ(b.nc, w.blocks.nc) << lab::step04::isa_name(w.isa) << " L1d " << w.caches.l1d;
     EXPECT_EQ(b.kc, w.blocks.kc) << lab::step04::isa_name(w.isa) << " L1d " << w.caches.l1d;
   }
+  // Where C outgrows half of L3, kc doubles and mc comes from 7/8 of L2.
+  const Want deep[] = {
+      {xeon, Isa::avx512, {528, 4088, 432}},
+      {zen4, Isa::avx512, {384, 4088, 288}},
+      {zen4, Isa::avx2, {168, 3084, 680}},
+  };
+  for (const Want& w : deep) {
+    if (lab::step04::microkernel(w.isa).fn == nullptr) continue;
+    // C of half of L3 exactly still stays; one column more does not.
+    const int64_t rows = 1024, cols = w.caches.l3 / 2 / 8 / rows;
+    const Blocking stays = lab::step04::blocking_for(w.isa, w.caches, rows, cols);
+    const Blocking base = lab::step04::blocking_for(w.isa, w.caches);
+    EXPECT_EQ(stays.kc, base.kc);
+    EXPECT_EQ(stays.mc, base.mc);
+    const Blocking b = lab::step04::blocking_for(w.isa, w.caches, rows, cols + 1);
+    EXPECT_EQ(b.mc, w.blocks.mc) << lab::step04::isa_name(w.isa) << " L1d " << w.caches.l1d << ", deep";
+    EXPECT_EQ(b.nc, w.blocks.nc) << lab::step04::isa_name(w.isa) << " L1d " << w.caches.l1d << ", deep";
+    EXPECT_EQ(b.kc, w.blocks.kc) << lab::step04::isa_name(w.isa) << " L1d " << w.caches.l1d << ", deep";
+    EXPECT_LE(b.mc * b.kc * 8, w.caches.l2) << "the block of A fits in L2";
+  }
   // Tiny or unreported caches still give usable blocks.
   for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic}) {
-    const Blocking b = lab::step04::blocking_for(isa, lab::CacheInfo{1024, 4096, 8192, 64});
-    EXPECT_GE(b.kc, 32);
-    EXPECT_GE(b.mc, lab::step04::microkernel(isa).mr);
-    EXPECT_GE(b.nc, lab::step04::microkernel(isa).nr);
+    const lab::CacheInfo tiny{1024, 4096, 8192, 64};
+    for (const Blocking& b : {lab::step04::blocking_for(isa, tiny), lab::step04::blocking_for(isa, tiny, 4096, 4096)}) {
+      EXPECT_GE(b.kc, 32);
+      EXPECT_GE(b.mc, lab::step04::microkernel(isa).mr);
+      EXPECT_GE(b.nc, lab::step04::microkernel(isa).nr);
+    }
   }
 }
 
