@@ -12,18 +12,20 @@
 //       every thread. It gets half of L3, and nc at most 4096: a wider panel
 //       saves no packing (A is repacked once per nc columns, a cost of
 //       1 / (2 nc) per flop, under 0.1 % at 4096).
-// Every pass of loop 4 (one kc slice) reads the whole of C and writes it back.
-// Where C fits in half of L3 that traffic stays in L3; where it does not, each
-// pass streams C from memory, and the tile of C costs each micro-kernel call a
-// fixed time. Then kc doubles (B's micro-panel takes all of L1d and streams
-// from L2 for what does not fit) and A's block takes 7/8 of L2: half the passes
-// over C. On the Zen 4 VM at n = 2048 that won 2-3 % (NOTES.md); where C stays
-// in L3 the deeper slice won nothing.
+// Every pass of loop 4 (one kc slice) reads the C it sweeps and writes it
+// back: m x nc per group of threads with fixed ways, mc x nc per thread with
+// dealt blocks. Where that fits in half of L3 the traffic stays in L3; where it
+// does not, each pass streams C from memory, and the tile of C costs each
+// micro-kernel call a fixed time. Then kc doubles (B's micro-panel takes all
+// of L1d and streams from L2 for what does not fit) and A's block takes 7/8 of
+// L2: half the passes over C. On the Zen 4 VM at n = 2048 that won 2-3 %
+// (NOTES.md); where C stays in L3 the deeper slice won nothing.
 #include <algorithm>
 #include <cstdio>
 #include <string>
 
 #include "microkernel.hpp"
+#include "ways.hpp"
 
 namespace {
 
@@ -40,14 +42,22 @@ lab::step04::Blocking lab::step04::blocking_for(Isa isa, const CacheInfo& caches
   return {mc, nc, kc};
 }
 
-lab::step04::Blocking lab::step04::blocking_for(Isa isa, const CacheInfo& caches, int64_t m, int64_t n) {
-  constexpr int64_t kDouble = sizeof(double);
-  if (double(m) * double(n) * kDouble <= double(caches.l3) / 2) return blocking_for(isa, caches);
+lab::step04::Blocking lab::step04::deep_blocking_for(Isa isa, const CacheInfo& caches) {
   const MicroKernel uk = microkernel(isa);
+  constexpr int64_t kDouble = sizeof(double);
   const int64_t kc = std::clamp<int64_t>(round_down(caches.l1d / (kDouble * uk.nr), 8), 32, 1024);
   const int64_t mc = std::min<int64_t>(round_down(caches.l2 / 8 * 7 / (kDouble * kc), uk.mr), 4096);
   const int64_t nc = std::min(round_down(caches.l3 / 2 / (kDouble * kc), uk.nr), round_down(4096, uk.nr));
   return {mc, nc, kc};
+}
+
+lab::step04::Blocking lab::step04::blocking_for_call(Isa isa, const CacheInfo& caches, int threads, int64_t m,
+                                                     int64_t n, int64_t k) {
+  const Blocking base = blocking_for(isa, caches);
+  const MicroKernel uk = microkernel(isa);
+  const Layout layout = layout_for(threads, m, n, k, uk.mr, uk.nr, base, caches.l3);
+  const double swept = double(c_per_pass(layout, m, n)) * double(sizeof(double));
+  return swept <= double(caches.l3) / 2 ? base : deep_blocking_for(isa, caches);
 }
 
 int lab::step04::threads_for(int64_t m, int64_t n, int64_t k, int available) {
@@ -69,15 +79,16 @@ lab::step04::Blocking lab::step04::default_blocking(Isa isa) {
   return per_isa[static_cast<int>(isa)];
 }
 
-lab::step04::Blocking lab::step04::default_blocking(Isa isa, int64_t m, int64_t n) {
-  return blocking_for(isa, lab::cache_info(), m, n);
+lab::step04::Blocking lab::step04::default_blocking(Isa isa, int available, int64_t m, int64_t n, int64_t k) {
+  return blocking_for_call(isa, lab::cache_info(), threads_for(m, n, k, available), m, n, k);
 }
 
 std::string lab::step04::describe_default_blocking(Isa isa) {
   const CacheInfo caches = lab::cache_info();
-  const Blocking b = blocking_for(isa, caches), deep = blocking_for(isa, caches, caches.l3, caches.l3);
-  char text[160];
-  std::snprintf(text, sizeof text, "mc %lld, nc %lld, kc %lld; C over %lld MiB: mc %lld, nc %lld, kc %lld",
+  const Blocking b = blocking_for(isa, caches), deep = deep_blocking_for(isa, caches);
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "mc %lld, nc %lld, kc %lld; where a pass of kc sweeps over %lld MiB of C: mc %lld, nc %lld, kc %lld",
                 static_cast<long long>(b.mc), static_cast<long long>(b.nc), static_cast<long long>(b.kc),
                 static_cast<long long>(caches.l3 / 2 >> 20), static_cast<long long>(deep.mc),
                 static_cast<long long>(deep.nc), static_cast<long long>(deep.kc));

@@ -64,7 +64,7 @@ std::string ways_line(Isa isa, const Params& params, int64_t m, int64_t n, int64
   if (small) return "small product: one thread, no packing";
   return lab::step04::describe_for(
       lab::step04::layout_for_call(available, m, n, k, uk.mr, uk.nr,
-                                   params.tile.empty() ? lab::step04::default_blocking(isa, m, n)
+                                   params.tile.empty() ? lab::step04::default_blocking(isa, available, m, n, k)
                                                        : blocks(isa, &params)),
       m, n);
 }

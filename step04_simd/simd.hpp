@@ -43,16 +43,21 @@ struct Blocking {
 /// derives them): the kc x NR micro-panel of B fills half of L1d, the mc x kc
 /// block of A half of L2, the kc x nc panel of B half of L3 (nc at most 4096).
 Blocking blocking_for(Isa isa, const CacheInfo& caches);
-/// The blocks for an m x n C: blocking_for(isa, caches) where C fits in half of
-/// L3; where it does not (every pass of kc then streams C from memory), a kc
-/// twice as deep (the micro-panel of B in all of L1d) and mc from 7/8 of L2.
-Blocking blocking_for(Isa isa, const CacheInfo& caches, int64_t m, int64_t n);
+/// The deeper blocks for where each pass of kc streams C from memory: kc twice
+/// as deep (the micro-panel of B in all of L1d), mc from 7/8 of L2.
+Blocking deep_blocking_for(Isa isa, const CacheInfo& caches);
 /// blocking_for(isa, lab::cache_info()): the sizes this machine reports.
 Blocking default_blocking(Isa isa);
-/// blocking_for(isa, lab::cache_info(), m, n): what dgemm_isa runs an m x n C with.
-Blocking default_blocking(Isa isa, int64_t m, int64_t n);
-/// Both sets of defaults, for a banner: "mc 448, nc 4088, kc 144; C over 16 MiB:
-/// mc 384, nc 4088, kc 288".
+/// The blocks an m x n x k product on `threads` threads (threads_for's count)
+/// runs with: blocking_for's, unless the layout they give (layout_for) sweeps
+/// more C per pass of kc (c_per_pass) than half of L3 holds; then
+/// deep_blocking_for's.
+Blocking blocking_for_call(Isa isa, const CacheInfo& caches, int threads, int64_t m, int64_t n, int64_t k);
+/// blocking_for_call on this machine's caches, for a product that gets
+/// threads_for(m, n, k, available) threads: what dgemm_isa runs with.
+Blocking default_blocking(Isa isa, int available, int64_t m, int64_t n, int64_t k);
+/// Both sets of defaults, for a banner: "mc 448, nc 4088, kc 144; where a pass
+/// of kc sweeps over 16 MiB of C: mc 384, nc 4088, kc 288".
 std::string describe_default_blocking(Isa isa);
 
 /// C <- alpha * A * B + beta * C (column-major, BLAS "NN") with the kernel of `isa`
@@ -63,9 +68,9 @@ std::string describe_default_blocking(Isa isa);
 void dgemm_with(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa,
                 Blocking blocking);
 
-/// dgemm_with(isa, default_blocking(isa, C.rows, C.cols)); a small product (up to 160 x 160 x
-/// 160, when it gets one thread) takes the short path instead: no packing, no
-/// blocks (small.cpp). Throws std::invalid_argument as dgemm_with does.
+/// dgemm_with(isa, default_blocking(isa, threads, m, n, k)); a small product
+/// (up to 160 x 160 x 160, when it gets one thread) takes the short path
+/// instead: no packing, no blocks (small.cpp). Throws std::invalid_argument as dgemm_with does.
 void dgemm_isa(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa);
 
 /// dgemm_isa(best_isa()): the product with the kernel chosen for this CPU.

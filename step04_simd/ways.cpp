@@ -200,6 +200,11 @@ lab::step04::Layout lab::step04::layout_for_call(int available, int64_t m, int64
   return layout_for(threads_for(m, n, k, available), m, n, k, mr, nr, blk, lab::cache_info().l3);
 }
 
+int64_t lab::step04::c_per_pass(const Layout& l, int64_t m, int64_t n) {
+  if (l.dealt) return std::min(m * n, int64_t(l.ways.threads()) * l.mc * l.nc);
+  return m * std::min(n, int64_t(l.ways.jc) * l.nc);
+}
+
 std::string lab::step04::describe(const Layout& l) { return describe_for(l, -1, -1); }
 
 std::string lab::step04::describe_for(const Layout& l, int64_t m, int64_t n) {

@@ -82,6 +82,11 @@ constexpr int kDealtMinThreads = 8;
 /// L3 this machine reports; or the ways force_ways set.
 Layout layout_for_call(int available, int64_t m, int64_t n, int64_t k, int mr, int nr, Blocking blk);
 
+/// The elements of C one pass of kc reads and writes back, all threads
+/// together: m x nc for each group of fixed ways (at most all of C), mc x nc
+/// for each thread with dealt blocks.
+int64_t c_per_pass(const Layout& layout, int64_t m, int64_t n);
+
 /// "ways jc 2 x ic 8 x jr 4 (64 threads), mc 512, nc 2058, kc 216", or for
 /// dealt blocks "dealt 112 blocks of mc 592 x nc 266 (16 threads), kc 216"
 /// (describe_for: with the block count of an m x n product)

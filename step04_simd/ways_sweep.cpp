@@ -166,7 +166,7 @@ int run(const Args& a) {
   A.fill_random(1);
   B.fill_random(2);
   const auto mk = lab::step04::microkernel(lab::step04::best_isa());
-  const auto blk = lab::step04::default_blocking(lab::step04::best_isa(), n, n);
+  const auto blk = lab::step04::default_blocking(lab::step04::best_isa());
   std::printf("step04_ways_sweep: n = %lld, %d timed call(s) each, %s %dx%d kernel, %d OpenMP threads at most\n",
               (long long)n, a.reps, lab::step04::isa_name(lab::step04::best_isa()), mk.mr, mk.nr,
               omp_get_max_threads());

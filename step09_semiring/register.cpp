@@ -43,9 +43,10 @@ lab::CheckResult check(double, lab::ConstMatView A, lab::ConstMatView B, double 
   return s9::check_semiring<S>(A, B, C0, C, beta != 0.0, full);
 }
 
-// step04's blocks for the kernel and an m x n C, or --tile mc,nc,kc.
-lab::step04::Blocking blocks(Isa isa, const lab::Params* params, int64_t m, int64_t n) {
-  lab::step04::Blocking b = lab::step04::default_blocking(isa, m, n);
+// step04's blocks for the kernel and an m x n x k product on `available`
+// threads, or --tile mc,nc,kc.
+lab::step04::Blocking blocks(Isa isa, const lab::Params* params, int available, int64_t m, int64_t n, int64_t k) {
+  lab::step04::Blocking b = lab::step04::default_blocking(isa, available, m, n, k);
   const std::vector<int64_t>& t = params ? params->tile : std::vector<int64_t>{};
   if (!t.empty() && t.size() != 3) throw std::invalid_argument("--tile: step09 takes mc,nc,kc");
   if (t.size() == 3) b = {t[0], t[1], t[2]};
@@ -86,7 +87,8 @@ void add_cpu(std::optional<Isa> isa) {
   auto which = [isa] { return isa ? *isa : lab::step04::best_isa(); };
   lab::Variant v{"step09", name, LAB_IMPL_NAME, lab::Backend::cpu,
                  [which](const GemmCall& c) {
-                   s9::gemm_with<S>(c.A, c.B, c.C, accumulate_of(c), which(), blocks(which(), c.params, c.C.rows, c.C.cols));
+                   s9::gemm_with<S>(c.A, c.B, c.C, accumulate_of(c), which(), blocks(which(), c.params, omp_in_parallel() ? 1 : omp_get_max_threads(), c.C.rows,
+                                                          c.C.cols, c.A.cols));
                  },
                  std::string(S::name) + " on step04's packed panels, " +
                      (isa ? std::string(lab::step04::isa_name(*isa)) : "step04's chosen") +
@@ -98,11 +100,11 @@ void add_cpu(std::optional<Isa> isa) {
     const s9::MicroKernel uk = s9::microkernel<S>(which());
     const int available = p.threads > 0 ? p.threads : omp_get_max_threads();
     return lab::step04::describe_for(
-        lab::step04::layout_for_call(available, m, n, k, uk.mr, uk.nr, blocks(which(), &p, m, n)), m, n);
+        lab::step04::layout_for_call(available, m, n, k, uk.mr, uk.nr, blocks(which(), &p, available, m, n, k)), m, n);
   };
   v.tiles = {{"mc", "nc", "kc"}, 3, [which](const lab::Params& p) {
                if (p.tile.empty()) return lab::step04::describe_default_blocking(which());
-               const lab::step04::Blocking b = blocks(which(), &p, 0, 0);
+               const lab::step04::Blocking b = blocks(which(), &p, 1, 0, 0, 0);
                return lab::format_tiles({"mc", "nc", "kc"}, {b.mc, b.nc, b.kc});
              }};
   lab::register_variant(std::move(v));

@@ -16,6 +16,7 @@
 #include "lab/machine.hpp"
 #include "microkernel.hpp"
 #include "simd.hpp"
+#include "ways.hpp"
 
 using lab::step04::Blocking;
 using lab::step04::Isa;
@@ -96,7 +97,7 @@ TEST(Step04Blocks, DefaultBlocksCrossedInEveryLoop) {
   EXPECT_TRUE(r.ok) << r.report;
   // The deeper blocks of a C too big for L3, crossed the same way.
   const lab::CacheInfo caches = lab::cache_info();
-  const Blocking deep = lab::step04::blocking_for(isa, caches, caches.l3, caches.l3);
+  const Blocking deep = lab::step04::deep_blocking_for(isa, caches);
   const Problem q(deep.mc + 7, deep.nc + 5, deep.kc + 3, seed + 1);
   lab::Matrix D = q.C0.clone();
   lab::step04::dgemm_with(2.5, q.A.cview(), q.B.cview(), -1.0, D.view(), isa, deep);
@@ -229,7 +230,7 @@ TEST(Step04Blocks, FromTheCacheSizes) {
     EXPECT_EQ(b.nc, w.blocks.nc) << lab::step04::isa_name(w.isa) << " L1d " << w.caches.l1d;
     EXPECT_EQ(b.kc, w.blocks.kc) << lab::step04::isa_name(w.isa) << " L1d " << w.caches.l1d;
   }
-  // Where C outgrows half of L3, kc doubles and mc comes from 7/8 of L2.
+  // The deeper blocks: kc doubles, mc comes from 7/8 of L2.
   const Want deep[] = {
       {xeon, Isa::avx512, {528, 4088, 432}},
       {zen4, Isa::avx512, {384, 4088, 288}},
@@ -237,13 +238,7 @@ TEST(Step04Blocks, FromTheCacheSizes) {
   };
   for (const Want& w : deep) {
     if (lab::step04::microkernel(w.isa).fn == nullptr) continue;
-    // C of half of L3 exactly still stays; one column more does not.
-    const int64_t rows = 1024, cols = w.caches.l3 / 2 / 8 / rows;
-    const Blocking stays = lab::step04::blocking_for(w.isa, w.caches, rows, cols);
-    const Blocking base = lab::step04::blocking_for(w.isa, w.caches);
-    EXPECT_EQ(stays.kc, base.kc);
-    EXPECT_EQ(stays.mc, base.mc);
-    const Blocking b = lab::step04::blocking_for(w.isa, w.caches, rows, cols + 1);
+    const Blocking b = lab::step04::deep_blocking_for(w.isa, w.caches);
     EXPECT_EQ(b.mc, w.blocks.mc) << lab::step04::isa_name(w.isa) << " L1d " << w.caches.l1d << ", deep";
     EXPECT_EQ(b.nc, w.blocks.nc) << lab::step04::isa_name(w.isa) << " L1d " << w.caches.l1d << ", deep";
     EXPECT_EQ(b.kc, w.blocks.kc) << lab::step04::isa_name(w.isa) << " L1d " << w.caches.l1d << ", deep";
@@ -252,12 +247,50 @@ TEST(Step04Blocks, FromTheCacheSizes) {
   // Tiny or unreported caches still give usable blocks.
   for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic}) {
     const lab::CacheInfo tiny{1024, 4096, 8192, 64};
-    for (const Blocking& b : {lab::step04::blocking_for(isa, tiny), lab::step04::blocking_for(isa, tiny, 4096, 4096)}) {
+    for (const Blocking& b : {lab::step04::blocking_for(isa, tiny), lab::step04::deep_blocking_for(isa, tiny)}) {
       EXPECT_GE(b.kc, 32);
       EXPECT_GE(b.mc, lab::step04::microkernel(isa).mr);
       EXPECT_GE(b.nc, lab::step04::microkernel(isa).nr);
     }
   }
+}
+
+TEST(Step04Blocks, DeeperWhereAPassSweepsMoreCThanL3Holds) {
+  // The deeper blocks go to a call exactly where the layout of the usual ones
+  // sweeps more C per pass of kc than half of L3 holds.
+  const lab::CacheInfo zen4{32 << 10, 1 << 20, 32 << 20, 64};    // the Zen 4 VM
+  const lab::CacheInfo xeon{48 << 10, 2 << 20, 300 << 20, 64};   // the GPU hosts' Xeon
+  const Isa isa = Isa::avx512;
+  if (lab::step04::microkernel(isa).fn == nullptr) GTEST_SKIP() << "not an x86 build";
+  const auto mk = lab::step04::microkernel(isa);
+  auto deep = [&](const lab::CacheInfo& caches, int threads, int64_t n) {
+    const Blocking b = lab::step04::blocking_for_call(isa, caches, threads, n, n, n);
+    const Blocking base = lab::step04::blocking_for(isa, caches), d = lab::step04::deep_blocking_for(isa, caches);
+    const auto l = lab::step04::layout_for(threads, n, n, n, mk.mr, mk.nr, base, caches.l3);
+    const bool swept_over = double(lab::step04::c_per_pass(l, n, n)) * 8 > double(caches.l3) / 2;
+    EXPECT_EQ(b.kc, swept_over ? d.kc : base.kc) << threads << " threads, n " << n;
+    EXPECT_EQ(b.mc, swept_over ? d.mc : base.mc) << threads << " threads, n " << n;
+    return b.kc == d.kc && b.mc == d.mc;
+  };
+  EXPECT_TRUE(deep(zen4, 1, 2048));    // one pass sweeps all 32 MiB of C
+  EXPECT_TRUE(deep(zen4, 2, 4096));
+  EXPECT_FALSE(deep(zen4, 1, 1024));   // 8 MiB
+  EXPECT_FALSE(deep(xeon, 1, 4096));   // 128 MiB: in L3's half
+  EXPECT_TRUE(deep(xeon, 1, 8192));    // m x nc = 8192 x 4088
+  EXPECT_FALSE(deep(xeon, 16, 8192));  // dealt blocks: 16 of mc x nc at a time
+  for (int threads : {2, 4, 8, 32, 64})
+    for (int64_t n : {1000, 3000, 6000, 9000}) {
+      deep(zen4, threads, n);
+      deep(xeon, threads, n);
+    }
+  // C per pass, as the layouts sweep it.
+  const lab::step04::Layout ways{{2, 4, 1}, 512, 1000, 200};
+  EXPECT_EQ(lab::step04::c_per_pass(ways, 3000, 5000), 3000 * 2000);
+  EXPECT_EQ(lab::step04::c_per_pass(ways, 3000, 1500), 3000 * 1500);
+  lab::step04::Layout dealt{{16, 1, 1}, 512, 600, 200};
+  dealt.dealt = true;
+  EXPECT_EQ(lab::step04::c_per_pass(dealt, 8192, 8192), 16 * 512 * 600);
+  EXPECT_EQ(lab::step04::c_per_pass(dealt, 1000, 1000), 1000 * 1000);
 }
 
 // ---- the short path for small products (small.cpp), with each instruction set
