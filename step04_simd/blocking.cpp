@@ -20,6 +20,8 @@
 // of L1d and streams from L2 for what does not fit) and A's block takes 7/8 of
 // L2: half the passes over C. On the Zen 4 VM at n = 2048 that won 2-3 %
 // (NOTES.md); where C stays in L3 the deeper slice won nothing.
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -81,6 +83,10 @@ lab::step04::Blocking lab::step04::default_blocking(Isa isa) {
 
 lab::step04::Blocking lab::step04::default_blocking(Isa isa, int available, int64_t m, int64_t n, int64_t k) {
   return blocking_for_call(isa, lab::cache_info(), threads_for(m, n, k, available), m, n, k);
+}
+
+lab::step04::Blocking lab::step04::default_blocking(Isa isa, int64_t m, int64_t n, int64_t k) {
+  return default_blocking(isa, omp_in_parallel() ? 1 : omp_get_max_threads(), m, n, k);
 }
 
 std::string lab::step04::describe_default_blocking(Isa isa) {

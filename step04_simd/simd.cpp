@@ -140,8 +140,7 @@ void lab::step04::dgemm_isa(double alpha, ConstMatView A, ConstMatView B, double
   // A small product skips the packing (small.cpp, given): it would cost as much
   // as the product. Everything else runs the five loops.
   if (small_product(alpha, A, B, beta, C, isa)) return;
-  dgemm_with(alpha, A, B, beta, C, isa,
-             default_blocking(isa, omp_in_parallel() ? 1 : omp_get_max_threads(), C.rows, C.cols, A.cols));
+  dgemm_with(alpha, A, B, beta, C, isa, default_blocking(isa, C.rows, C.cols, A.cols));
 }
 
 void lab::step04::dgemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C) {

@@ -54,8 +54,11 @@ Blocking default_blocking(Isa isa);
 /// deep_blocking_for's.
 Blocking blocking_for_call(Isa isa, const CacheInfo& caches, int threads, int64_t m, int64_t n, int64_t k);
 /// blocking_for_call on this machine's caches, for a product that gets
-/// threads_for(m, n, k, available) threads: what dgemm_isa runs with.
+/// threads_for(m, n, k, available) threads.
 Blocking default_blocking(Isa isa, int available, int64_t m, int64_t n, int64_t k);
+/// The same for a call made from here (one thread inside a parallel region,
+/// else omp_get_max_threads()): what dgemm_isa runs with.
+Blocking default_blocking(Isa isa, int64_t m, int64_t n, int64_t k);
 /// Both sets of defaults, for a banner: "mc 448, nc 4088, kc 144; where a pass
 /// of kc sweeps over 16 MiB of C: mc 384, nc 4088, kc 288".
 std::string describe_default_blocking(Isa isa);
@@ -68,9 +71,10 @@ std::string describe_default_blocking(Isa isa);
 void dgemm_with(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa,
                 Blocking blocking);
 
-/// dgemm_with(isa, default_blocking(isa, threads, m, n, k)); a small product
+/// dgemm_with(isa, default_blocking(isa, m, n, k)); a small product
 /// (up to 160 x 160 x 160, when it gets one thread) takes the short path
-/// instead: no packing, no blocks (small.cpp). Throws std::invalid_argument as dgemm_with does.
+/// instead: no packing, no blocks (small.cpp). Throws std::invalid_argument
+/// as dgemm_with does.
 void dgemm_isa(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C, Isa isa);
 
 /// dgemm_isa(best_isa()): the product with the kernel chosen for this CPU.

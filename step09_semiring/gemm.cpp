@@ -170,8 +170,7 @@ template <class S>
 void gemm(View<const typename S::value_type> A, View<const typename S::value_type> B, View<typename S::value_type> C,
           bool accumulate) {
   const step04::Isa isa = step04::best_isa();
-  gemm_with<S>(A, B, C, accumulate, isa,
-               step04::default_blocking(isa, omp_in_parallel() ? 1 : omp_get_max_threads(), C.rows, C.cols, A.cols));
+  gemm_with<S>(A, B, C, accumulate, isa, step04::default_blocking(isa, C.rows, C.cols, A.cols));
 }
 
 std::vector<Step04Todo> step04_kernels_todo() {

@@ -43,14 +43,12 @@ lab::CheckResult check(double, lab::ConstMatView A, lab::ConstMatView B, double 
   return s9::check_semiring<S>(A, B, C0, C, beta != 0.0, full);
 }
 
-// step04's blocks for the kernel and an m x n x k product on `available`
-// threads, or --tile mc,nc,kc.
-lab::step04::Blocking blocks(Isa isa, const lab::Params* params, int available, int64_t m, int64_t n, int64_t k) {
-  lab::step04::Blocking b = lab::step04::default_blocking(isa, available, m, n, k);
+// --tile mc,nc,kc, or none (std::nullopt: step04's blocks for the kernel and the product).
+std::optional<lab::step04::Blocking> tile_blocks(const lab::Params* params) {
   const std::vector<int64_t>& t = params ? params->tile : std::vector<int64_t>{};
   if (!t.empty() && t.size() != 3) throw std::invalid_argument("--tile: step09 takes mc,nc,kc");
-  if (t.size() == 3) b = {t[0], t[1], t[2]};
-  return b;
+  if (t.empty()) return std::nullopt;
+  return lab::step04::Blocking{t[0], t[1], t[2]};
 }
 
 // "avx512 16x14 kernel; step04's blocks for it" (the blocks themselves are on
@@ -87,8 +85,9 @@ void add_cpu(std::optional<Isa> isa) {
   auto which = [isa] { return isa ? *isa : lab::step04::best_isa(); };
   lab::Variant v{"step09", name, LAB_IMPL_NAME, lab::Backend::cpu,
                  [which](const GemmCall& c) {
-                   s9::gemm_with<S>(c.A, c.B, c.C, accumulate_of(c), which(), blocks(which(), c.params, omp_in_parallel() ? 1 : omp_get_max_threads(), c.C.rows,
-                                                          c.C.cols, c.A.cols));
+                   const auto tile = tile_blocks(c.params);
+                   s9::gemm_with<S>(c.A, c.B, c.C, accumulate_of(c), which(),
+                                    tile ? *tile : lab::step04::default_blocking(which(), c.C.rows, c.C.cols, c.A.cols));
                  },
                  std::string(S::name) + " on step04's packed panels, " +
                      (isa ? std::string(lab::step04::isa_name(*isa)) : "step04's chosen") +
@@ -99,13 +98,14 @@ void add_cpu(std::optional<Isa> isa) {
   v.plan = [which](const lab::Params& p, int64_t m, int64_t n, int64_t k) {
     const s9::MicroKernel uk = s9::microkernel<S>(which());
     const int available = p.threads > 0 ? p.threads : omp_get_max_threads();
-    return lab::step04::describe_for(
-        lab::step04::layout_for_call(available, m, n, k, uk.mr, uk.nr, blocks(which(), &p, available, m, n, k)), m, n);
+    const auto tile = tile_blocks(&p);
+    const lab::step04::Blocking blk = tile ? *tile : lab::step04::default_blocking(which(), available, m, n, k);
+    return lab::step04::describe_for(lab::step04::layout_for_call(available, m, n, k, uk.mr, uk.nr, blk), m, n);
   };
   v.tiles = {{"mc", "nc", "kc"}, 3, [which](const lab::Params& p) {
-               if (p.tile.empty()) return lab::step04::describe_default_blocking(which());
-               const lab::step04::Blocking b = blocks(which(), &p, 1, 0, 0, 0);
-               return lab::format_tiles({"mc", "nc", "kc"}, {b.mc, b.nc, b.kc});
+               const auto tile = tile_blocks(&p);
+               if (!tile) return lab::step04::describe_default_blocking(which());
+               return lab::format_tiles({"mc", "nc", "kc"}, {tile->mc, tile->nc, tile->kc});
              }};
   lab::register_variant(std::move(v));
 }
