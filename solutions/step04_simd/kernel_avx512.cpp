@@ -52,22 +52,23 @@ __attribute__((target("avx512f"))) void kernel(int64_t kc, const double* a, cons
   // shorter loop asks for all of them before it starts.
   constexpr int kSpread = 8;
   constexpr int64_t kAsk = 2 * kNr * kSpread;
+  const auto ask = [](const double* line) { _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0); };
   if (kc >= kAsk) {
 #pragma GCC unroll 4
     for (int64_t p = kAsk; p < kc; ++p) step();
     const double* cj = c;
     for (int64_t t = 0; t < kAsk; ++t) {
-      if (t % (2 * kSpread) == 0) _mm_prefetch(reinterpret_cast<const char*>(cj), _MM_HINT_T0);
+      if (t % (2 * kSpread) == 0) ask(cj);
       if (t % (2 * kSpread) == kSpread) {
-        _mm_prefetch(reinterpret_cast<const char*>(cj + kMr - 1), _MM_HINT_T0);
+        ask(cj + kMr - 1);
         cj += ldc;
       }
       step();
     }
   } else {
     for (const double* cj = c; cj != c + kNr * ldc; cj += ldc) {
-      _mm_prefetch(reinterpret_cast<const char*>(cj), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(cj + kMr - 1), _MM_HINT_T0);
+      ask(cj);
+      ask(cj + kMr - 1);
     }
 #pragma GCC unroll 4
     for (int64_t p = 0; p < kc; ++p) step();

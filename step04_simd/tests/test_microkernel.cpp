@@ -37,6 +37,8 @@ TEST_P(Step04MicroKernel, KeepsItsContract) {
   const int mr = uk.mr, nr = uk.nr;
   const uint64_t seed = lab::testing::fresh_seed();
   SCOPED_TRACE(lab::testing::seed_note(seed));
+  // 223 and 224: either side of where the AVX-512 kernel starts to spread its
+  // prefetches of C over the loop's last steps.
   for (int64_t kc : {1, 2, 7, 64, 223, 224, 257}) {
     for (double beta : {0.0, 1.0, -0.5}) {
       SCOPED_TRACE("kc " + std::to_string(kc) + ", beta " + std::to_string(beta));
