@@ -13,7 +13,7 @@
 #include "microkernel.hpp"
 
 void lab::step04::pack_a(double alpha, ConstMatView A, int mr, double* dst) {
-  // TODO: for each p and panel: the mr values alpha * A(i0.., p), zeros past A.rows
+  // TODO: for each panel and p: the mr values alpha * A(i0.., p), zeros past A.rows
   LAB_TODO("step04 pack_a: mr x kb panels of alpha * A, zero-padded");
 }
 
