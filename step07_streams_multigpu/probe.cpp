@@ -1,7 +1,8 @@
 // step07_probe: what bounds step07 on this machine, measured.
 //
 //   step07_probe [--gpus 0,1] [--bytes 1G] [--dgemm-n 8192] [--sizes 8192,16384,32768]
-//                [--streams 2] [--model-gpus N] [--depths 2048,4096] [--csv FILE]
+//                [--streams 2] [--model-gpus N] [--depths 2048,4096] [--sustain 6]
+//                [--csv FILE]
 //
 // Per GPU: pinned and pageable copies host -> device and back, pinned both
 // ways at once; all GPUs copying at once (each way, and both ways); peer
@@ -19,7 +20,10 @@
 // two bounds for a host of N such GPUs, on paper, from the rates measured here.
 // --depths D,... times cublasDgemm at the plan's tile (largest size) with
 // panels of each depth D, all GPUs listed at once: how deep a panel must be
-// for the products to run at cuBLAS's square rate.
+// for the products to run at cuBLAS's square rate. --sustain S runs the plan's
+// panel products back to back for S seconds, all GPUs listed at once, and
+// prints each GPU's rate over each half second: whether the GPUs keep the
+// short measurements' rate for as long as a large call lasts.
 //
 // Panel sharing: G GPUs form a team grid gr x gc (gr the largest divisor of G
 // not above sqrt(G): 2 -> 1x2, 4 -> 2x2, 8 -> 2x4) and each computes one
@@ -288,7 +292,13 @@ double probe_host_memcpy(size_t bytes, int threads) {
 // TFLOP/s. With several GPUs this is the rate each keeps while the others run
 // too (they share the node's power and cooling), the product rate of the
 // multi-GPU bounds.
-std::vector<double> probe_dgemm(const std::vector<int>& gpus, int64_t m, int64_t n, int64_t k, double beta) {
+//
+// sustain_s > 0: instead, the products run back to back for sustain_s seconds
+// and `windows` gets each GPU's rate over each half second of it, in order
+// (whether a GPU keeps its rate as long as a large call of step07 lasts, or
+// slows as it heats); the rate returned is the median of the windows.
+std::vector<double> probe_dgemm(const std::vector<int>& gpus, int64_t m, int64_t n, int64_t k, double beta,
+                                double sustain_s = 0, std::vector<std::vector<double>>* windows = nullptr) {
   lab::Matrix A(m, k), B(k, n), C(m, n);
   A.fill_random(1);
   B.fill_random(2);
@@ -318,10 +328,35 @@ std::vector<double> probe_dgemm(const std::vector<int>& gpus, int64_t m, int64_t
         ready_cv.notify_all();
         ready_cv.wait(lock, [&] { return ready >= g; });  // (>=: a failed GPU sets it to g)
       }
-      lab::TimingOptions o;
-      o.min_reps = 3;
-      o.min_time_s = 1.0;
-      tflops[i] = lab::gflops(m, n, k, lab::cuda::time_device(call, s.get(), o).median_s) / 1e3;
+      if (sustain_s > 0) {
+        call();  // the first call, untimed: cuBLAS's set-up
+        s.sync();
+        lab::cuda::Event t0, t1;
+        t0.record(s.get());
+        call();
+        t1.record(s.get());
+        t1.sync();
+        const int batch = std::max(1, int(0.5 / std::max(1e-6, t1.seconds_since(t0))));
+        std::vector<double> rates;
+        for (double spent = 0; spent < sustain_s;) {
+          t0.record(s.get());
+          for (int c = 0; c < batch; ++c) call();
+          t1.record(s.get());
+          t1.sync();
+          const double dt = t1.seconds_since(t0);
+          spent += dt;
+          rates.push_back(lab::gflops(m, n, k, dt / batch) / 1e3);
+        }
+        std::vector<double> sorted = rates;
+        std::sort(sorted.begin(), sorted.end());
+        tflops[i] = sorted[sorted.size() / 2];
+        if (windows) (*windows)[i] = std::move(rates);
+      } else {
+        lab::TimingOptions o;
+        o.min_reps = 3;
+        o.min_time_s = 1.0;
+        tflops[i] = lab::gflops(m, n, k, lab::cuda::time_device(call, s.get(), o).median_s) / 1e3;
+      }
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(mu);
       errors[i] = e.what();
@@ -329,6 +364,7 @@ std::vector<double> probe_dgemm(const std::vector<int>& gpus, int64_t m, int64_t
       ready_cv.notify_all();
     }
   };
+  if (windows) windows->assign(g, {});
   std::vector<std::thread> threads;
   for (size_t i = 0; i < g; ++i) threads.emplace_back(run, i);
   for (auto& t : threads) t.join();
@@ -450,6 +486,7 @@ int main(int argc, char** argv) {
   int streams = 2;
   int model_gpus = 0;
   std::vector<int64_t> depths;
+  int64_t sustain_s = 0;
   std::string csv;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -477,6 +514,14 @@ int main(int argc, char** argv) {
         depths.clear();
         for (const auto& d : lab::split_list(value())) depths.push_back(parse_size(a, d));
         if (depths.empty()) throw lab::UsageError("--depths needs at least one depth, e.g. 2048,4096");
+      } else if (a == "--sustain") {
+        const std::string v = value();
+        char* end = nullptr;
+        errno = 0;
+        const long secs = std::strtol(v.c_str(), &end, 10);
+        if (end == v.c_str() || *end != '\0' || errno != 0 || secs < 1 || secs > 600)
+          throw lab::UsageError("--sustain takes a whole number of seconds from 1 to 600, got '" + v + "'");
+        sustain_s = secs;
       } else if (a == "--csv") {
         csv = value();
         if (csv.empty()) throw lab::UsageError("--csv needs a file name");
@@ -484,11 +529,13 @@ int main(int argc, char** argv) {
       } else if (a == "--help" || a == "-h") {
         std::printf(
             "usage: step07_probe [--gpus 0,1] [--bytes 1G] [--dgemm-n 8192] [--sizes 8192,16384,32768] "
-            "[--streams 2] [--model-gpus N] [--depths D,...] [--csv FILE]\n"
+            "[--streams 2] [--model-gpus N] [--depths D,...] [--sustain S] [--csv FILE]\n"
             "  --model-gpus N  also the bounds for a host of N such GPUs, on paper: each GPU's share of the\n"
             "                  host copy rates and its peer rate as measured here (1 to 1024)\n"
             "  --depths D,...  also cublasDgemm at the plan's tile (largest of --sizes) with panels D deep\n"
-            "                  (beta = 1), all GPUs listed at once: the product rate each panel depth allows\n");
+            "                  (beta = 1), all GPUs listed at once: the product rate each panel depth allows\n"
+            "  --sustain S     also the plan's panel products (largest of --sizes) back to back for S seconds\n"
+            "                  (1 to 600), all GPUs listed at once: each GPU's rate over each half second\n");
         return 0;
       } else {
         throw lab::UsageError("unknown option '" + a + "' (see --help)");
@@ -610,6 +657,33 @@ int main(int argc, char** argv) {
       }
     }
 
+    // --sustain: the plan's panel products back to back, as long as a large call
+    // lasts: does each GPU keep the rate of the short measurements above?
+    double tflops_sustained = 0;  // the slowest GPU's median rate over the sustained run
+    if (sustain_s > 0) {
+      const int64_t n = *std::max_element(sizes.begin(), sizes.end());
+      const auto shape =
+          plan_on(n, int(distinct.size()), streams, free_b / 10 * 9, distinct.size() > 1).shape;
+      std::printf("\n# cublasDgemm %lld x %lld x %lld (the plan's panel products for n = %lld, beta = 1) back to "
+                  "back for %lld s, %zu GPU(s) at once: TFLOP/s over each half second\n",
+                  (long long)shape.tm, (long long)shape.tn, (long long)shape.tk, (long long)n, (long long)sustain_s,
+                  distinct.size());
+      std::vector<std::vector<double>> windows;
+      const std::vector<double> each = probe_dgemm(distinct, shape.tm, shape.tn, shape.tk, 1.0, double(sustain_s), &windows);
+      for (size_t i = 0; i < distinct.size(); ++i) {
+        const auto& w = windows[i];
+        std::printf("  GPU %d:", distinct[i]);
+        for (double r : w) std::printf(" %.1f", r);
+        std::printf("\n");
+        report("sustained panel products, median of " + std::to_string(w.size()) + " half seconds", distinct[i],
+               each[i], "TFLOP/s");
+        report("sustained panel products, first half second", distinct[i], w.front(), "TFLOP/s");
+        report("sustained panel products, last half second", distinct[i], w.back(), "TFLOP/s");
+      }
+      tflops_sustained = *std::min_element(each.begin(), each.end());
+      report("sustained panel products, all GPUs at once (slowest median)", -1, tflops_sustained, "TFLOP/s");
+    }
+
     // The bound: PCIe time (each direction on its own engine) against compute.
     std::printf("\n# bound of step07 (one GPU, %d streams, tiles for all its memory), pinned and pageable:\n",
                 streams);
@@ -650,6 +724,14 @@ int main(int argc, char** argv) {
         bound_tables(sizes, g, streams, free_b / 10 * 9,
                      Rates{all_h2d / g, all_d2h / g, all_both / g, peer_per_gpu, tflops_panel},
                      " at the panel rate");
+      }
+      if (tflops_sustained > 0) {
+        std::printf("\n# the same bounds with the products at their sustained rate (%.1f TFLOP/s a GPU, all at "
+                    "once, the median over --sustain %lld s): the ceiling of a call that long\n",
+                    tflops_sustained, (long long)sustain_s);
+        bound_tables(sizes, g, streams, free_b / 10 * 9,
+                     Rates{all_h2d / g, all_d2h / g, all_both / g, peer_per_gpu, tflops_sustained},
+                     " at the sustained rate");
       }
     }
     // On paper: a host of N such GPUs, each copying as one of these does with all at once.

@@ -208,6 +208,12 @@ class Summary:
             if bp and rb.tf:
                 print(f"  n = {r['n']} on 4 GPUs against the bound with sharing and the products at the rate of the "
                       f"plan's panel products: {bp:.1f} TFLOP/s, {rb.tf / bp:.3f} of it")
+            # and a third: the panel products at the rate the GPUs keep for seconds (probe --sustain)
+            bz = probe.get(f"bound pinned, sharing n={r['n']} on 4 GPUs at the sustained rate",
+                           (None,))[0] if probe else None
+            if bz and rb.tf:
+                print(f"  n = {r['n']} on 4 GPUs against the bound with sharing and the panel products at their "
+                      f"sustained rate: {bz:.1f} TFLOP/s, {rb.tf / bz:.3f} of it")
         return runs
 
     def probe_tables(self, probe):
@@ -219,7 +225,8 @@ class Summary:
             if re.match(r"(pinned (H2D|D2H|both ways), all GPUs at once|peer copy"
                         r"|device-resident cublasDgemm n=\d+(, all GPUs at once \(slowest\))?$"
                         r"|device-resident cublasDgemm \d+x\d+x\d+ \(the plan's panel products"
-                        r"|device-resident cublasDgemm \d+x\d+x\d+ \(beta = 1\), \d+ GPU\(s\) at once)", what):
+                        r"|device-resident cublasDgemm \d+x\d+x\d+ \(beta = 1\), \d+ GPU\(s\) at once"
+                        r"|sustained panel products, all GPUs at once)", what):
                 print(f"  {what}: {v:.1f} {unit}")
         for paper in (False, True):
             table = {}  # n -> {(G, sharing): TFLOP/s}

@@ -70,6 +70,10 @@ class FourGpuRun(unittest.TestCase):
         # the plan's tile with panels of other depths (step07_probe --depths)
         self.assertIn("device-resident cublasDgemm 16384x16384x4096 (beta = 1), 4 GPU(s) at once (slowest): 54.6 "
                       "TFLOP/s", self.out)
+        # the panel products back to back for seconds (step07_probe --sustain): the ceiling of a long call
+        self.assertIn("sustained panel products, all GPUs at once (slowest median): 52.0 TFLOP/s", self.out)
+        self.assertIn("n = 65536 on 4 GPUs against the bound with sharing and the panel products at their sustained "
+                      "rate: 208.0 TFLOP/s, 0.843 of it", self.out)
         # the main tables keep the square rate's bounds
         self.has("65536", "4", "223.3", "223.3", "1.00x")
 
@@ -200,6 +204,7 @@ class FaithfulFixtures(unittest.TestCase):
         probe = (ROOT / "step07_streams_multigpu/probe.cpp").read_text()
         for what in ('"peer copy, one pair (GPU "', '"peer copy, all pairs at once (sum)"', '"bound pinned"',
                      '", sharing"', '" (on paper)"', '"pinned H2D, all GPUs at once (sum)"', '" at the panel rate"',
+                     '" at the sustained rate"', '"sustained panel products, all GPUs at once (slowest median)"',
                      "(the plan's panel products, beta = 1), all GPUs at once (slowest)", '" (beta = 1), "',
                      '" GPU(s) at once (slowest)"'):
             self.assertIn(what, probe)
