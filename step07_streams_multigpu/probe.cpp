@@ -466,13 +466,16 @@ void bound_tables(const std::vector<int64_t>& sizes, int g, int streams, size_t 
 }
 
 // "--model-gpus 8": a whole number of GPUs from 1 to 1024, or UsageError.
-int parse_model_gpus(const std::string& flag, const std::string& s) {
+// "8": a whole number from 1 to `most` (digits only), or UsageError naming the
+// option and what the number counts ("GPUs", "seconds").
+int parse_whole(const std::string& flag, const std::string& s, long most, const std::string& what) {
   char* end = nullptr;
   errno = 0;
   const long v = std::strtol(s.c_str(), &end, 10);
   if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0])) || *end != '\0' || errno == ERANGE || v < 1 ||
-      v > 1024)
-    throw lab::UsageError(flag + " expects a whole number of GPUs from 1 to 1024, got '" + s + "'");
+      v > most)
+    throw lab::UsageError(flag + " expects a whole number of " + what + " from 1 to " + std::to_string(most) +
+                          ", got '" + s + "'");
   return int(v);
 }
 
@@ -486,7 +489,7 @@ int main(int argc, char** argv) {
   int streams = 2;
   int model_gpus = 0;
   std::vector<int64_t> depths;
-  int64_t sustain_s = 0;
+  int sustain_s = 0;
   std::string csv;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -509,19 +512,13 @@ int main(int argc, char** argv) {
         if (v > 1024) throw lab::UsageError(a + " takes 1 to 1024 streams, got " + std::to_string(v));
         streams = int(v);
       } else if (a == "--model-gpus") {
-        model_gpus = parse_model_gpus(a, value());
+        model_gpus = parse_whole(a, value(), 1024, "GPUs");
       } else if (a == "--depths") {
         depths.clear();
         for (const auto& d : lab::split_list(value())) depths.push_back(parse_size(a, d));
         if (depths.empty()) throw lab::UsageError("--depths needs at least one depth, e.g. 2048,4096");
       } else if (a == "--sustain") {
-        const std::string v = value();
-        char* end = nullptr;
-        errno = 0;
-        const long secs = std::strtol(v.c_str(), &end, 10);
-        if (end == v.c_str() || *end != '\0' || errno != 0 || secs < 1 || secs > 600)
-          throw lab::UsageError("--sustain takes a whole number of seconds from 1 to 600, got '" + v + "'");
-        sustain_s = secs;
+        sustain_s = parse_whole(a, value(), 600, "seconds");
       } else if (a == "--csv") {
         csv = value();
         if (csv.empty()) throw lab::UsageError("--csv needs a file name");
@@ -641,11 +638,16 @@ int main(int argc, char** argv) {
       }
     }
 
+    // --depths and --sustain: the plan of the largest size on the GPUs listed.
+    const int64_t largest = *std::max_element(sizes.begin(), sizes.end());
+    const auto largest_shape = [&] {
+      return plan_on(largest, int(distinct.size()), streams, free_b / 10 * 9, distinct.size() > 1).shape;
+    };
+
     // --depths: the plan's tile with panels of other depths, the slowest GPU of all at once.
     if (!depths.empty()) {
-      const int64_t n = *std::max_element(sizes.begin(), sizes.end());
-      const auto shape =
-          plan_on(n, int(distinct.size()), streams, free_b / 10 * 9, distinct.size() > 1).shape;
+      const int64_t n = largest;
+      const auto shape = largest_shape();
       std::printf("\n# cublasDgemm at the plan's tile for n = %lld (%lld x %lld) with panels of each depth, "
                   "beta = 1, %zu GPU(s) at once (slowest)\n",
                   (long long)n, (long long)shape.tm, (long long)shape.tn, distinct.size());
@@ -661,15 +663,15 @@ int main(int argc, char** argv) {
     // lasts: does each GPU keep the rate of the short measurements above?
     double tflops_sustained = 0;  // the slowest GPU's median rate over the sustained run
     if (sustain_s > 0) {
-      const int64_t n = *std::max_element(sizes.begin(), sizes.end());
-      const auto shape =
-          plan_on(n, int(distinct.size()), streams, free_b / 10 * 9, distinct.size() > 1).shape;
+      const int64_t n = largest;
+      const auto shape = largest_shape();
       std::printf("\n# cublasDgemm %lld x %lld x %lld (the plan's panel products for n = %lld, beta = 1) back to "
-                  "back for %lld s, %zu GPU(s) at once: TFLOP/s over each half second\n",
-                  (long long)shape.tm, (long long)shape.tn, (long long)shape.tk, (long long)n, (long long)sustain_s,
+                  "back for %d s, %zu GPU(s) at once: TFLOP/s over each half second\n",
+                  (long long)shape.tm, (long long)shape.tn, (long long)shape.tk, (long long)n, sustain_s,
                   distinct.size());
       std::vector<std::vector<double>> windows;
-      const std::vector<double> each = probe_dgemm(distinct, shape.tm, shape.tn, shape.tk, 1.0, double(sustain_s), &windows);
+      const std::vector<double> each =
+          probe_dgemm(distinct, shape.tm, shape.tn, shape.tk, 1.0, double(sustain_s), &windows);
       for (size_t i = 0; i < distinct.size(); ++i) {
         const auto& w = windows[i];
         std::printf("  GPU %d:", distinct[i]);
@@ -727,8 +729,8 @@ int main(int argc, char** argv) {
       }
       if (tflops_sustained > 0) {
         std::printf("\n# the same bounds with the products at their sustained rate (%.1f TFLOP/s a GPU, all at "
-                    "once, the median over --sustain %lld s): the ceiling of a call that long\n",
-                    tflops_sustained, (long long)sustain_s);
+                    "once, the median over --sustain %d s): the ceiling of a call that long\n",
+                    tflops_sustained, sustain_s);
         bound_tables(sizes, g, streams, free_b / 10 * 9,
                      Rates{all_h2d / g, all_d2h / g, all_both / g, peer_per_gpu, tflops_sustained},
                      " at the sustained rate");
