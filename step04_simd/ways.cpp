@@ -18,6 +18,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
 #include <thread>
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -179,6 +181,35 @@ void lab::step04::force_ways(std::optional<Ways> ways) {
   forced_ways.store(ways ? uint64_t(ways->jc) | uint64_t(ways->ic) << 16 | uint64_t(ways->jr) << 32 : 0);
 }
 
+lab::step04::Ways lab::step04::parse_ways(const std::string& text, const std::string& what) {
+  int w[3] = {0, 0, 0};
+  size_t at = 0;
+  for (int i = 0; i < 3; ++i) {
+    const size_t end = i < 2 ? text.find('x', at) : text.size();
+    const std::string part = end == std::string::npos ? std::string() : text.substr(at, end - at);
+    const bool digits = !part.empty() && part.size() <= 3 &&
+                        std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    w[i] = digits ? std::stoi(part) : 0;
+    if (w[i] < 1 || w[i] > 256) {
+      throw std::invalid_argument(what + "='" + text +
+                                  "': expected JCxICxJR, three whole numbers from 1 to 256, e.g. 1x2x2");
+    }
+    at = end + 1;
+  }
+  return {w[0], w[1], w[2]};
+}
+
+std::optional<lab::step04::Ways> lab::step04::ways_from_environment() {
+  // Read once (a static's initializer runs again after it threw: a malformed
+  // value throws on every call, never half-read).
+  static const std::optional<Ways> ways = []() -> std::optional<Ways> {
+    const char* text = std::getenv("LAB_STEP04_WAYS");
+    if (text == nullptr || *text == '\0') return std::nullopt;  // unset, or set to nothing
+    return parse_ways(text, "LAB_STEP04_WAYS");
+  }();
+  return ways;
+}
+
 lab::step04::Layout lab::step04::layout_for_call(int available, int64_t m, int64_t n, int64_t k, int mr,
                                                  int nr, Blocking blk) {
   const int dealt_threads = forced_dealt_threads.load();
@@ -191,8 +222,10 @@ lab::step04::Layout lab::step04::layout_for_call(int available, int64_t m, int64
     return l;
   }
   const uint64_t forced = forced_ways.load();
-  if (forced != 0 && available > 1) {
-    const Ways w{int(forced & 0xffff), int(forced >> 16 & 0xffff), int(forced >> 32 & 0xffff)};
+  const std::optional<Ways> from_env = forced != 0 ? std::nullopt : ways_from_environment();
+  if ((forced != 0 || from_env) && available > 1) {
+    const Ways w = from_env ? *from_env
+                            : Ways{int(forced & 0xffff), int(forced >> 16 & 0xffff), int(forced >> 32 & 0xffff)};
     const int64_t rows = mr * ceil_div(ceil_div(m, mr), w.ic), cols = nr * ceil_div(ceil_div(n, nr), w.jc);
     return {w, balanced(rows, round_up(blk.mc, mr), mr), balanced(cols, round_up(blk.nc, nr), nr),
             balanced(k, blk.kc, 1)};

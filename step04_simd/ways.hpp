@@ -102,6 +102,20 @@ std::pair<int64_t, int64_t> share(int64_t count, int64_t part, int64_t parts);
 /// size; std::nullopt (the default) goes back to layout_for's choice.
 void force_ways(std::optional<Ways> ways);
 
+/// "JCxICxJR" (e.g. "1x2x2") as Ways; std::invalid_argument naming `what`
+/// and the text where it is not three whole numbers from 1 to 256.
+Ways parse_ways(const std::string& text, const std::string& what);
+/// The environment's LAB_STEP04_WAYS, read once: while force_ways and
+/// force_dealt set nothing, every call from outside a parallel region that
+/// runs the five loops (dgemm_with; dgemm where the short path for a small
+/// product does not take it) runs in these ways, as force_ways would, where
+/// OpenMP allows more than one thread (OMP_NUM_THREADS > 1; step09's CPU
+/// semirings too, on step04's loops). The grader sets it (with OMP_NUM_THREADS = jc * ic * jr)
+/// so that every wait of the five loops is needed; a student reproduces that
+/// run with it. Unset or empty: std::nullopt. Malformed: every call throws
+/// std::invalid_argument naming it.
+std::optional<Ways> ways_from_environment();
+
 /// For experiments: while set, every call from outside a parallel region runs
 /// on `threads` threads with dealt blocks of (at most) mc x nc, rounded to the
 /// kernel's mr and nr; std::nullopt (the default) ends it. Wins over force_ways.

@@ -91,7 +91,26 @@ def read_points(path):
 CPU_REFERENCES = ("transposed_dot", "naive_ijk")
 GPU_REFERENCES = ("naive_coalesced", "cublas", "fp64_peak", "cublasxt")  # served by lab_grade_reference
 SPEED = re.compile(rf"(?:(\w+)=)?((?:{'|'.join(CPU_REFERENCES + GPU_REFERENCES)}),\d+,\d+(?:\.\d+)?)")
-PARAM = re.compile(r"(tile=\d+(?:,\d+){0,2}|mem=\d+|gpus=\d+(?:,\d+){0,7}|needs=(?:gpu|fp64_tensor_cores))")
+PARAM = re.compile(r"(tile=\d+(?:,\d+){0,2}|mem=\d+|gpus=\d+(?:,\d+){0,7}|needs=(?:gpu|fp64_tensor_cores)"
+                   r"|threads=(?:[2-9]|[1-5]\d|6[0-4])|ways=(?:[1-9]\d?x){2}[1-9]\d?)")
+
+
+def threaded(params):
+    """A variant's threads= and ways= params (the grader's, not its Params) ->
+    (the checker's --env words, the test name's suffix): OMP_NUM_THREADS
+    (threads=, or jc * ic * jr for ways=; read_config allows one of the two)
+    and LAB_STEP04_WAYS; ([], "") for a variant on one thread."""
+    env, suffix = [], ""
+    for x in params:
+        name, _, value = x.partition("=")
+        if name == "ways":
+            jc, ic, jr = (int(w) for w in value.split("x"))
+            env += [f"LAB_STEP04_WAYS={value}", f"OMP_NUM_THREADS={jc * ic * jr}"]
+            suffix += f".ways{value}"
+        elif name == "threads":
+            env.append(f"OMP_NUM_THREADS={value}")
+            suffix += f".t{value}"
+    return [a for e in env for a in ("--env", e)], suffix
 
 
 def read_config(path):
@@ -145,8 +164,10 @@ def read_config(path):
                 fail(f"{path}: [check] {key}: '{v}': expected a variant name, or name@npR (R ranks under mpiexec)")
             bad = [x for x in params if not PARAM.fullmatch(x)]
             if bad:
-                fail(f"{path}: [check] {key}: '{v}': '{bad[0]}' is not tile=A[,B[,C]], mem=BYTES, gpus=I[,J...] "
-                     f"or needs=gpu|fp64_tensor_cores")
+                fail(f"{path}: [check] {key}: '{v}': '{bad[0]}' is not tile=A[,B[,C]], mem=BYTES, gpus=I[,J...], "
+                     f"needs=gpu|fp64_tensor_cores, threads=T (2 to 64) or ways=JCxICxJR (each 1 to 99)")
+            if len({x.partition("=")[0] for x in params} & {"threads", "ways"}) > 1:
+                fail(f"{path}: [check] {key}: '{v}': threads= and ways= together (ways= sets the threads)")
             checked[key].append((name, kind or "gemm", params))
     for key, value in (data.get("speed") or {}).items():
         entries = value.split() if isinstance(value, str) else []
@@ -398,14 +419,18 @@ def cmd_check(args):
                     break
                 # a deadlock (the common MPI mistake) ends its variant in 2 minutes, not --timeout
                 launch += ["--case-timeout", str(min(args.timeout, MPI_CASE_TIMEOUT))]
-            js = out_dir / f".check-{step}-{variant}-{ranks or 0}.json"
+            js = out_dir / f".check-{step}-{i}-{variant}-{ranks or 0}.json"
             js.unlink(missing_ok=True)
+            env, suffix = threaded(params)  # a variant on several threads: its env, and a name of its own
             cmd = [args.checker, "--runner", str(exe.resolve()), "--step", step, "--variant", variant, "--kind", kind,
                    "--seed", str(seed + 7919 * i), "--json", str(js), "--timeout", str(args.timeout), *account,
-                   *launch]
+                   *launch, *env]
             for x in params:  # the variant's Params; needs=: what the grader's program must lack to believe a skip
-                cmd += ["--needs", x[6:]] if x.startswith("needs=") else ["--param", x]
-            sp = speed.get(step, {}).get(spec)
+                if x.startswith("needs="):
+                    cmd += ["--needs", x[6:]]
+                elif not x.startswith(("threads=", "ways=")):
+                    cmd += ["--param", x]
+            sp = None if suffix else speed.get(step, {}).get(spec)  # speed: on one thread, as [speed] says
             if sp:
                 cmd += ["--speed", sp]
             if args.reference_runner:
@@ -414,7 +439,7 @@ def cmd_check(args):
             if p.returncode != 0 or not js.is_file():
                 fail(f"the checker failed on {step} {spec}: {p.stdout.strip()[-500:]}")
             verdict = json.loads(js.read_text())
-            verdict["variant"] = f"{variant}.np{ranks}" if ranks else variant
+            verdict["variant"] = (f"{variant}.np{ranks}" if ranks else variant) + suffix
             entry["variants"].append(verdict)
             js.unlink()
     write_whole(args.json, json.dumps(verdicts, indent=1))

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -219,6 +220,26 @@ TEST(Step04Ways, DealtBlocksOnABigNode) {
 // per way and nc blocks per group: small blocks), and with the ways chosen for
 // up to 128 threads: the same bits as one thread. A tile computed twice (with
 // beta != 0), skipped, or read before its panel was packed shows here.
+// LAB_STEP04_WAYS (the grader's ways): "JCxICxJR", each 1 to 256; anything
+// else is refused with a message naming the variable and the text.
+TEST(Step04Ways, WaysFromTheEnvironmentAreReadOrRefused) {
+  const Ways w = lab::step04::parse_ways("2x3x4", "LAB_STEP04_WAYS");
+  EXPECT_EQ(w.jc, 2);
+  EXPECT_EQ(w.ic, 3);
+  EXPECT_EQ(w.jr, 4);
+  EXPECT_EQ(lab::step04::parse_ways("1x1x256", "W").jr, 256);
+  for (const char* bad : {"", "2x2", "2x2x2x2", "0x1x1", "1x257x1", "1xx1", "x1x1", "1x1x", "-1x1x1", "+1x1x1",
+                          "1 x1x1", "1x1x1 ", "axbxc", "1x1x0001"}) {
+    try {
+      lab::step04::parse_ways(bad, "LAB_STEP04_WAYS");
+      ADD_FAILURE() << "'" << bad << "' was taken";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("LAB_STEP04_WAYS='" + std::string(bad) + "'"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(Step04Ways, SameBitsForAnyWays) {
   const uint64_t seed = lab::testing::fresh_seed();
   SCOPED_TRACE(lab::testing::seed_note(seed));

@@ -1103,6 +1103,38 @@ class CheckerNotes(unittest.TestCase):
         self.assertEqual(tests["step08.checked.dgemm@np4"]["notes"], [f"100x37x129: {note}"])
 
 
+def stand_in_check(tmp, folder, cfg, cases, *extra):
+    """`grade.py check` on a tree whose step program `folder` is a stub, with a
+    stand-in checker that notes its arguments and writes a verdict of `cases`
+    where --json says. -> the checker's argument lists, one per variant."""
+    tree = tmp / "tree"
+    (tree / folder).mkdir(parents=True)
+    exe = tree / "build" / "student" / "bin" / folder
+    write(exe, "#!/bin/sh\n")
+    exe.chmod(0o755)
+    calls, checker = tmp / "calls", tmp / "checker"
+    write(checker, "#!/usr/bin/env python3\nimport json, sys\na = sys.argv[1:]\n"
+                   f"open({str(calls)!r}, 'a').write(json.dumps(a) + '\\n')\n"
+                   "j = a[a.index('--json') + 1]\n"
+                   f"json.dump({{'variant': a[a.index('--variant') + 1], 'cases': {cases!r}}}, open(j, 'w'))\n")
+    checker.chmod(0o755)
+    run("check", "--checker", checker, *extra, "--tree", tree, "--points", cfg, "--json", tmp / "v.json")
+    return [json.loads(line) for line in calls.read_text().splitlines()]
+
+
+def one_step_config(tmp, step, check, speed=None):
+    """A grading.toml of one step (10 points) with this [check] and [speed]."""
+    f = tmp / "g.toml"
+    f.write_text(f'[points]\n{step} = 10\n[check]\n{step} = "{check}"\n'
+                 + (f'[speed]\n{step} = "{speed}"\n' if speed is not None else ""))
+    return f
+
+
+def flag_values(args, flag):
+    """The values of every `flag` in an argument list."""
+    return [args[i + 1] for i in range(len(args) - 1) if args[i] == flag]
+
+
 class CheckedGpuSteps(unittest.TestCase):
     """[check]'s +param words (tile, mem, gpus, needs) and [speed]'s per-variant
     GPU references: read from grading.toml, refused in one line when malformed,
@@ -1112,10 +1144,7 @@ class CheckedGpuSteps(unittest.TestCase):
         self.tmp = pathlib.Path(tempfile.mkdtemp())
 
     def config(self, check, speed=None):
-        f = self.tmp / "g.toml"
-        f.write_text(f'[points]\nstep07 = 10\n[check]\nstep07 = "{check}"\n'
-                     + (f'[speed]\nstep07 = "{speed}"\n' if speed is not None else ""))
-        return f
+        return one_step_config(self.tmp, "step07", check, speed)
 
     def test_params_and_speeds_are_read_and_bad_ones_refused(self):
         good = self.config("sync+mem=40960 multigpu+mem=40960+gpus=0,0 dmma+needs=fp64_tensor_cores",
@@ -1129,34 +1158,56 @@ class CheckedGpuSteps(unittest.TestCase):
             self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
 
     def test_the_checker_gets_each_variants_params_speed_and_the_reference(self):
-        tree = self.tmp / "tree"
-        (tree / "step07_streams_multigpu").mkdir(parents=True)
-        exe = tree / "build" / "student" / "bin" / "step07_streams_multigpu"
-        write(exe, "#!/bin/sh\n")
-        exe.chmod(0o755)
-        calls = self.tmp / "calls"
-        checker = self.tmp / "checker"
-        # a stand-in checker: notes its arguments, writes an empty verdict where --json says
-        write(checker, "#!/usr/bin/env python3\nimport json, sys\na = sys.argv[1:]\n"
-                       f"open({str(calls)!r}, 'a').write(json.dumps(a) + '\\n')\n"
-                       "j = a[a.index('--json') + 1]\n"
-                       "json.dump({'step': 'step07', 'variant': a[a.index('--variant') + 1], 'cases': []}, open(j, 'w'))\n")
-        checker.chmod(0o755)
         cfg = self.config("sync+mem=40960 multigpu+mem=40960+gpus=0,0+needs=fp64_tensor_cores",
                           "multigpu=cublas,4096,0.5")
-        run("check", "--checker", checker, "--reference-runner", "/grader/lab_grade_reference", "--tree", tree,
-            "--points", cfg, "--json", self.tmp / "v.json")
-        sync, multi = [json.loads(l) for l in calls.read_text().splitlines()]
-
-        def values(args, flag):
-            return [args[i + 1] for i in range(len(args) - 1) if args[i] == flag]
-        self.assertEqual(values(sync, "--param"), ["mem=40960"])
-        self.assertEqual(values(sync, "--speed"), [])
-        self.assertEqual(values(multi, "--param"), ["mem=40960", "gpus=0,0"])
-        self.assertEqual(values(multi, "--needs"), ["fp64_tensor_cores"])
-        self.assertEqual(values(multi, "--speed"), ["cublas,4096,0.5"])
+        sync, multi = stand_in_check(self.tmp, "step07_streams_multigpu", cfg, [],
+                                     "--reference-runner", "/grader/lab_grade_reference")
+        self.assertEqual(flag_values(sync, "--param"), ["mem=40960"])
+        self.assertEqual(flag_values(sync, "--speed"), [])
+        self.assertEqual(flag_values(multi, "--param"), ["mem=40960", "gpus=0,0"])
+        self.assertEqual(flag_values(multi, "--needs"), ["fp64_tensor_cores"])
+        self.assertEqual(flag_values(multi, "--speed"), ["cublas,4096,0.5"])
         for args in (sync, multi):
-            self.assertEqual(values(args, "--reference-runner"), ["/grader/lab_grade_reference"])
+            self.assertEqual(flag_values(args, "--reference-runner"), ["/grader/lab_grade_reference"])
+
+
+class CheckedThreadedVariants(unittest.TestCase):
+    """[check]'s threads=T and ways=JCxICxJR: the grader runs the variant
+    again on several threads (OMP_NUM_THREADS; LAB_STEP04_WAYS for step04's
+    loops), as a test of its own name, with no speed case; bad ones are
+    refused in one line."""
+
+    def setUp(self):
+        self.tmp = pathlib.Path(tempfile.mkdtemp())
+
+    def config(self, check, speed=None):
+        return one_step_config(self.tmp, "step04", check, speed)
+
+    def test_bad_thread_counts_and_ways_are_refused(self):
+        self.assertEqual(run("checked", "--points", self.config("simd simd+threads=4 simd+ways=1x2x2+tile=32,42,24"))
+                         .stdout.strip(), "04")
+        for check in ("simd+threads=1", "simd+threads=65", "simd+threads=x", "simd+ways=0x1x1", "simd+ways=1x2",
+                      "simd+ways=1x2x2x2", "simd+ways=100x1x1", "simd+threads=4+ways=1x2x2"):
+            p = run("checked", "--points", self.config(check), ok=False)
+            self.assertNotEqual(p.returncode, 0, check)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+    def test_the_checker_runs_them_on_their_threads_under_names_of_their_own(self):
+        cfg = self.config("simd simd+ways=1x2x2+tile=32,42,24 simd+threads=3", "transposed_dot,1024,2.0")
+        one, ways, three = stand_in_check(self.tmp, "step04_simd", cfg, [{"name": "1x1x1", "passed": True, "why": ""}])
+        self.assertEqual(flag_values(one, "--env"), [])
+        self.assertEqual(flag_values(one, "--speed"), ["transposed_dot,1024,2.0"])
+        self.assertEqual(flag_values(ways, "--env"), ["LAB_STEP04_WAYS=1x2x2", "OMP_NUM_THREADS=4"])
+        self.assertEqual(flag_values(ways, "--param"), ["tile=32,42,24"])
+        self.assertEqual(flag_values(three, "--env"), ["OMP_NUM_THREADS=3"])
+        for args in (ways, three):
+            self.assertEqual(flag_values(args, "--speed"), [])
+        self.assertEqual(len({flag_values(a, "--json")[0] for a in (one, ways, three)}), 3)
+        sys.path.insert(0, str(GRADE.parent))
+        import grade
+        tests, _ = grade.read_checked(self.tmp / "v.json")
+        self.assertEqual(sorted(tests), ["step04.checked.simd", "step04.checked.simd.t3",
+                                         "step04.checked.simd.ways1x2x2"])
 
 
 class SpeedFigures(unittest.TestCase):
