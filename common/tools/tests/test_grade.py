@@ -136,6 +136,27 @@ class Grade(unittest.TestCase):
         self.assertNotIn("not implemented yet", p.stdout)
         self.assertIn("1 passed, 0 failed", p.stdout)
 
+    def test_tests_of_a_step_whose_file_calls_a_reference_count_as_failed(self):
+        warn = ("lab: warning: step01_naive/naive.cpp:23: it calls lab::reference_gemm (a reference product of the "
+                "harness): ./lab grade gives step01 no points while it does (a graded file computes the product "
+                "with its own code)")
+        p = run("summary", self.junit(("step01_naive.student.correctness", "pass", "[  PASSED  ] 3 tests.\n"),
+                                      ("step02_transpose.student.correctness", "pass", "[  PASSED  ] 3 tests.\n")),
+                "--refused", warn, ok=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("  FAIL step01_naive.student.correctness: its tests passed, but the grade gives step01 no "
+                      "points: step01_naive/naive.cpp:23: it calls lab::reference_gemm", p.stdout)
+        self.assertIn("1 passed, 1 failed, 0 skipped", p.stdout)
+
+    def test_each_fixtures_first_failed_case_is_listed_first(self):
+        out = "".join(f"[ RUN      ] Contract.Case{i}\n[  FAILED  ] Contract.Case{i} (0 ms)\n" for i in range(9))
+        out += ("[ RUN      ] EveryIsa/MicroKernel.Keeps/avx512\n[  FAILED  ] EveryIsa/MicroKernel.Keeps/avx512 (0 ms)\n"
+                "[ RUN      ] Ijk.Case0\n[  FAILED  ] Ijk.Case0 (0 ms)\n")
+        p = run("summary", self.junit(("step01_naive.student.correctness", "fail", out)), ok=False)
+        listed = [l.strip() for l in p.stdout.splitlines() if l.startswith("         ") and "." in l][:6]
+        self.assertEqual(listed[:3], ["Contract.Case0", "EveryIsa/MicroKernel.Keeps/avx512", "Ijk.Case0"], p.stdout)
+        self.assertIn("... and 5 more", p.stdout)
+
     def test_a_speed_test_that_passed_shows_its_margin(self):
         out = ("[ RUN      ] Step02Speed.TwiceTheDots\nn = 512, 1 thread(s): transposed dot 18.80, step02 38.56 GFLOP/s "
                "(2.05x)\n[       OK ] Step02Speed.TwiceTheDots (1927 ms)\n[  PASSED  ] 1 test.\n")
