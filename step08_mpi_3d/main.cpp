@@ -287,7 +287,7 @@ int run(int argc, char** argv) {
     if (root)
       for (const auto& i : lab::step08::implementations())
         std::printf("step08  %-6s  %-9s  %s\n", i.name == "baseline" ? "pdgemm" : "cube", i.name.c_str(),
-                    i.name == "baseline" ? "ScaLAPACK pdgemm (2D SUMMA, block-cyclic) on the same p"
+                    i.name == "baseline" ? "ScaLAPACK pdgemm (2D SUMMA, block-cyclic) on the same ranks"
                                          : "3D-grid DGEMM over MPI (collective; --grid, --local, --data)");
     return lab::kExitOk;
   }

@@ -891,7 +891,8 @@ OMPI_EXIT = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]\s+Exit code:\s+(\d+
 # an exception nothing caught: libstdc++'s words before it aborts
 TERMINATE = re.compile(r"terminate called after throwing an instance of '([^']+)'\n\s*what\(\):\s*([^\n]*)")
 MPICH_EXIT = re.compile(r"RANK (\d+) PID \d+ RUNNING AT \S+\s*=\s*EXIT STATUS: (\d+)")
-MPI_ERROR = re.compile(r"MPI Error in NBC subrequest \S+ : (\d+)|An error occurred in (MPI_\w+)")
+MPI_ERROR = re.compile(r"MPI Error in NBC subrequest \S+ : (\d+)|An error occurred in (MPI_\w+)"
+                       r"(?:(?:.*\n){0,4}?.*?\*\*\* (MPI_ERR_\w+))?")
 ASAN = re.compile(r"ERROR: AddressSanitizer: (\S+(?: on [^(\n]*?)?)\s*(?:\(|\n)")
 ASAN_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in (.*?) (\S+\.(?:cpp|hpp|cu|cuh|h|inc):\d+)(?::\d+)?$", re.M)
 UBSAN = re.compile(r"^(\S+?):(\d+):\d+: runtime error: ([^\n]*)", re.M)
@@ -1088,8 +1089,12 @@ def crash_lines(test, log):
                      "collectives, so they could not agree on the error: fix what it threw first")
     for m in list(MPI_ERROR.finditer(out))[:1]:
         call = m.group(2) or "a collective"
+        if call in ("MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Test", "MPI_Testall"):
+            call += ", where a phase's non-blocking collectives (MPI_Ibcast, MPI_Ireduce) complete"
+        code = m.group(1) or m.group(3)
         why = " (15: MPI_ERR_TRUNCATE, a message longer than its receive buffer: do the ranks agree on the " \
-              "block's size and the communicator?)" if m.group(1) == "15" else f" (error {m.group(1)})" if m.group(1) else ""
+              "block's size and the communicator?)" if code in ("15", "MPI_ERR_TRUNCATE") \
+            else f" (error {code})" if code else ""
         lines.append(f"the run ended in an MPI error in {call}{why}{where}")
     for m in list(ASAN.finditer(out))[:1]:  # a run under --preset asan: the access, and the lines of the step
         what = re.sub(r" at pc 0x[0-9a-f]+ bp 0x[0-9a-f]+ sp 0x[0-9a-f]+$", "", m.group(1).strip())

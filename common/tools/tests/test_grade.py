@@ -393,7 +393,7 @@ class Grade(unittest.TestCase):
         self.assertIn("threw: planted: rank 1 gives up", p.stdout)
         self.assertIn("rank 1 threw in the middle of a phase while other ranks were inside its collectives", p.stdout)
 
-    def test_the_phase_and_an_mpi_error_of_step08_are_quoted(self):
+    def test_the_phase_and_an_mpi_error_of_step08_are_quoted_and_explained(self):
         phase = ("the first phase that went wrong: B broadcast: rank 1 at (1,0,0) starts its product with a wrong "
                  "B block (51 x 23)\n")
         out = ("[ RUN      ] Step08Multiply.Blocks\n" + phase + phase +
@@ -402,6 +402,12 @@ class Grade(unittest.TestCase):
         self.assertEqual(p.stdout.count("the first phase that went wrong: B broadcast: rank 1"), 1)
         self.assertIn("the run ended in an MPI error in a collective (15: MPI_ERR_TRUNCATE", p.stdout)
         self.assertIn("in test Step08Multiply.Blocks", p.stdout)
+        # Open MPI's own report of an error in MPI_Waitall (the non-blocking broadcasts), with its class
+        waitall = ("[h:01] *** An error occurred in MPI_Waitall\n[h:01] *** reported by process [1,2]\n"
+                   "[h:01] *** on communicator MPI COMMUNICATOR 5 SPLIT\n[h:01] *** MPI_ERR_TRUNCATE: message truncated\n")
+        p = run("summary", self.junit(("step08_mpi_3d.student.correctness.np6", "fail", waitall)), ok=False)
+        self.assertIn("the run ended in an MPI error in MPI_Waitall, where a phase's non-blocking collectives "
+                      "(MPI_Ibcast, MPI_Ireduce) complete (15: MPI_ERR_TRUNCATE", p.stdout)
 
     def test_an_address_sanitizer_report_gives_its_access_and_line(self):
         out = ("[ RUN      ] Step08Multiply.Blocks\n==9==ERROR: AddressSanitizer: SEGV on unknown address 0x62 (pc 0x5 "
