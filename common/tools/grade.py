@@ -1203,6 +1203,22 @@ def skip_core(why):
     return re.sub(r"^(the student tests were skipped here: )?(step\d\d[^:]*: )?", "", why)
 
 
+def todos_left(folder, root=pathlib.Path(__file__).resolve().parents[2]):
+    """The LAB_TODOs still in a step's student files: [(file, its message)]."""
+    if not (root / STUDENT_FILES).is_file():
+        return []
+    left = []
+    for rel in student_files(root):
+        if rel.startswith(folder + "/"):
+            try:
+                text = (root / rel).read_text(errors="replace")
+            except OSError:
+                continue
+            for call in TODO_CALL.finditer(text):  # the message whole: adjacent literals joined
+                left.append((rel, "".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', call.group(1)))))
+    return left
+
+
 def skipped_student_state(name, root=pathlib.Path(__file__).resolve().parents[2]):
     """Where a student's tests could not run here (a GPU step without a GPU): what
     can still be said, read from the step's files: it compiled (the tests were
@@ -1211,16 +1227,9 @@ def skipped_student_state(name, root=pathlib.Path(__file__).resolve().parents[2]
     m = re.fullmatch(r"(step\d\d_[a-z0-9_]+?)\.student\.(correctness|gpu)", name)
     if not m or not (root / STUDENT_FILES).is_file():
         return []
-    todos = []
-    for rel in student_files(root):
-        # a step's GPU tests (step09's) run its CUDA files; its CPU tests say what is left in the others
-        if rel.startswith(m.group(1) + "/") and (m.group(2) == "correctness" or rel.endswith((".cu", ".cuh"))):
-            try:
-                text = (root / rel).read_text(errors="replace")
-            except OSError:
-                continue
-            for call in TODO_CALL.finditer(text):  # the message whole: adjacent literals joined
-                todos.append(f"{rel}: " + "".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', call.group(1))))
+    # a step's GPU tests (step09's) run its CUDA files; its CPU tests say what is left in the others
+    todos = [f"{rel}: {what}" for rel, what in todos_left(m.group(1), root)
+             if m.group(2) == "correctness" or rel.endswith((".cu", ".cuh"))]
     if todos:
         most = 6
         more = [f"  ... and {len(todos) - most} more (LAB_TODO in the step's files)"] if len(todos) > most else []
@@ -1355,6 +1364,14 @@ def cmd_summary(args):
         print(f"  not implemented yet: {m}")
     if len(todos) > args.cases:
         print(f"  ... and {len(todos) - args.cases} more TODOs")
+    # the TODOs a test did not reach (it stopped at the first): still in the failed steps' files
+    failed = sorted({re.match(r"(step\d\d_[a-z0-9_]+?)\.student\.", t["name"]).group(1) for t in tests.values()
+                     if t["result"] == "failed" and re.match(r"step\d\d_[a-z0-9_]+?\.student\.", t["name"])})
+    later = [(rel, what) for folder in failed for rel, what in todos_left(folder)
+             if not any(what.split(":")[0] in m for m in todos)]
+    if todos and later:
+        print("  and still in your files: " + "; ".join(f"{what.split(':')[0]} ({rel})" for rel, what in later[:4])
+              + (f"; ... and {len(later) - 4} more" if len(later) > 4 else ""))
     tail = ""
     if count["waiting"]:
         tail = f"; {count['waiting']} more wait for {', '.join(sorted(waiting))} (its TODOs, not this step's)"

@@ -157,6 +157,14 @@ class Grade(unittest.TestCase):
         self.assertEqual(listed[:3], ["Contract.Case0", "EveryIsa/MicroKernel.Keeps/avx512", "Ijk.Case0"], p.stdout)
         self.assertIn("... and 5 more", p.stdout)
 
+    def test_the_todos_a_test_did_not_reach_are_named_from_the_files(self):
+        # step02's skeleton: its tests stop at transpose_scaled's TODO; dgemm's is still in the file
+        out = ("[ RUN      ] S.Bad\nunknown file: Failure\nC++ exception with description \"not implemented yet: "
+               "step02 transpose_scaled: At(p, i) = alpha * A(i, p) (see the handout)\" thrown.\n[  FAILED  ] S.Bad\n")
+        p = run("summary", self.junit(("step02_transpose.student.correctness", "fail", out)), ok=False)
+        self.assertIn("  not implemented yet: step02 transpose_scaled", p.stdout)
+        self.assertIn("  and still in your files: step02 dgemm (step02_transpose/transpose.cpp)\n", p.stdout)
+
     def test_a_speed_test_that_passed_shows_its_margin(self):
         out = ("[ RUN      ] Step02Speed.TwiceTheDots\nn = 512, 1 thread(s): transposed dot 18.80, step02 38.56 GFLOP/s "
                "(2.05x)\n[       OK ] Step02Speed.TwiceTheDots (1927 ms)\n[  PASSED  ] 1 test.\n")
