@@ -1346,7 +1346,12 @@ def cmd_summary(args):
         first = first_failure(t["output"]) if lost and not t["todos"] else None
         if first and first[1]:  # what went wrong, on the first screen (a TODO says so itself)
             key = (first[0], tuple(l for l in first[1] if not l.startswith("during: ")))  # (the seed differs)
-            again = shown_first.get(key)
+            # the same program at another rank count (step08's .np2 ... .np8) failing at the same
+            # line: once is enough, even where its sizes (so its block map) differ
+            ranks = (first[0], re.sub(r"\.np\d+$", "", t["name"])) if re.search(r"\.np\d+$", t["name"]) else None
+            again = shown_first.get(key) or (shown_first.get(ranks) if ranks else None)
+            if ranks and not again:
+                shown_first[ranks] = t["name"]
             if again:  # (step08 at 2, 3, 4, 6 and 8 ranks: once is enough)
                 print(f"         the first failure ({first[0]}): the same as in {again}")
             else:

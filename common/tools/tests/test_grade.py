@@ -231,6 +231,15 @@ class Grade(unittest.TestCase):
                                       ("step03_tiling.student.performance", "fail", bare)), ok=False)
         self.assertEqual(p.stdout.count("Which is: 4"), 1, p.stdout)
         self.assertIn("the first failure (test_x.cpp:9): the same as in step03_tiling.student.correctness", p.stdout)
+        # the same program at other rank counts failing at the same line on other sizes: shown once too
+        def at(m):
+            return (f"[ RUN      ] S.Bad\n/src/test_x.cpp:9: Failure\nwrong result for m={m}:\n"
+                    f"C(0,0) = 1, want 0\n[  FAILED  ] S.Bad (1 ms)\n")
+        p = run("summary", self.junit(("step08_mpi_3d.student.correctness.np2", "fail", at(2)),
+                                      ("step08_mpi_3d.student.correctness.np3", "fail", at(3))), ok=False)
+        self.assertEqual(p.stdout.count("C(0,0) = 1, want 0"), 1, p.stdout)
+        self.assertIn("the first failure (test_x.cpp:9): the same as in step08_mpi_3d.student.correctness.np2",
+                      p.stdout)
         # a TODO's failure names the TODO instead
         p = run("summary", FIX / "skeleton.xml", ok=False)
         self.assertNotIn("the first failure", p.stdout)
