@@ -273,7 +273,8 @@ int bench_main(int argc, char** argv, const StepInfo& info) {
       }
     }
     if (!no_tiles.empty())
-      std::printf("# no tiles%s: %s\n", params.tile.empty() ? "" : " (--tile does not apply)", no_tiles.c_str());
+      std::printf("# %s: %s\n", params.tile.empty() ? "no block sizes to set (--tile)" : "--tile does not apply to",
+                  no_tiles.c_str());
     for (size_t i = 0; i < chosen.size(); ++i)
       if (!plans[i].empty()) std::printf("# %s: plan: %s\n", chosen[i]->name.c_str(), plans[i].c_str());
     for (const Variant* v : chosen) {

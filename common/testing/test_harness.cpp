@@ -297,10 +297,10 @@ TEST(Tiles, BannerNamesEachVariantsTilesDefaultsToo) {
   };
   ASSERT_EQ(lab::kExitOk, run_bench(with({}), &out, &err)) << out << err;
   EXPECT_NE(std::string::npos, out.find("# blocked: tiles mc 4, nc 5, kc 6 (defaults)\n")) << out;
-  EXPECT_NE(std::string::npos, out.find("# no tiles: plain\n")) << out;
+  EXPECT_NE(std::string::npos, out.find("# no block sizes to set (--tile): plain\n")) << out;
   ASSERT_EQ(lab::kExitOk, run_bench(with({"--tile", "16"}), &out, &err)) << out << err;
   EXPECT_NE(std::string::npos, out.find("# blocked: tiles mc 16, nc 5, kc 6 (--tile, the rest defaults)\n")) << out;
-  EXPECT_NE(std::string::npos, out.find("# no tiles (--tile does not apply): plain\n")) << out;
+  EXPECT_NE(std::string::npos, out.find("# --tile does not apply to: plain\n")) << out;
   // Only the row that took the tile is tagged with it.
   EXPECT_NE(std::string::npos, out.find("tile=16")) << out;
   EXPECT_EQ(out.find("tile=16"), out.rfind("tile=16")) << out;
