@@ -95,6 +95,20 @@ PARAM = re.compile(r"(tile=\d+(?:,\d+){0,2}|mem=\d+|gpus=\d+(?:,\d+){0,7}|needs=
                    r"|threads=(?:[2-9]|[1-5]\d|6[0-4])|ways=(?:[1-9]\d?x){2}[1-9]\d?)")
 
 
+def all_or_nothing(verdict, env):
+    """A variant on several threads passes whole or not at all (score() reads the
+    mark): a race fails some cases of a run, not always the same ones, and a
+    regrade must not change the points. Its failed cases say what the threads were."""
+    verdict["all_or_nothing"] = True
+    threads = next((e.split("=", 1)[1] for e in env if e.startswith("OMP_NUM_THREADS=")), "?")
+    ways = next((e.split("=", 1)[1] for e in env if e.startswith("LAB_STEP04_WAYS=")), None)
+    setting = f"on {threads} threads" + (f" in ways {ways} (a wait left out, or rows or columns that are not "
+                                         f"the thread's own?)" if ways else "")
+    for c in verdict.get("cases", []):
+        if not c.get("passed") and not c.get("skipped"):
+            c["why"] = f"{setting}: {c.get('why', '')}"
+
+
 def threaded(params):
     """A variant's threads= and ways= params (the grader's, not its Params) ->
     (the checker's --env words, the test name's suffix): OMP_NUM_THREADS
@@ -440,10 +454,22 @@ def cmd_check(args):
                 fail(f"the checker failed on {step} {spec}: {p.stdout.strip()[-500:]}")
             verdict = json.loads(js.read_text())
             verdict["variant"] = (f"{variant}.np{ranks}" if ranks else variant) + suffix
+            if suffix:
+                all_or_nothing(verdict, env)
             entry["variants"].append(verdict)
             js.unlink()
     write_whole(args.json, json.dumps(verdicts, indent=1))
     return 0
+
+
+def clip(text, most):
+    """A checker's message on one line, cut at a word (never inside a number) with
+    "..." where it is longer than `most`."""
+    line = "; ".join(l.strip() for l in text.splitlines() if l.strip())
+    if len(line) <= most:
+        return line
+    cut = line.rfind(" ", 0, most - 4)
+    return line[:cut if cut > most // 2 else most - 4] + " ..."
 
 
 def read_checked(path):
@@ -483,10 +509,10 @@ def read_checked(path):
                 bad = [c for c in cs if not c["passed"]]
                 figures = [c["figures"] for c in cs if c.get("figures") and c["passed"]]
                 tests[name] = {"name": name, "result": "failed" if bad else "passed",
-                               "why": bad[0]["why"][:200] if bad else "; ".join(figures),
+                               "why": clip(bad[0]["why"], 240) if bad else "; ".join(figures),
                                "cases": {c["name"]: "passed" if c["passed"] else "failed" for c in cs},
-                               "output": "\n".join(f"[  FAILED  ] {c['name']}: {c['why'][:300]}" for c in bad[:12]),
-                               "skip_reasons": {},
+                               "output": "\n".join(f"[  FAILED  ] {c['name']}: {clip(c['why'], 300)}" for c in bad[:12]),
+                               "skip_reasons": {}, "all_or_nothing": bool(v.get("all_or_nothing")),
                                # what the grader did beside the verdicts (a case it ran twice)
                                "notes": [f"{c['name']}: {c['note']}" for c in cs if c.get("note")]}
     return tests, set(data)
@@ -565,13 +591,17 @@ def score(tests, points, baseline, steps=None):
         got = 0.0
         for t, gradable, won, skips in graded:
             s = share * len(won) / len(gradable)
+            if t.get("all_or_nothing") and len(won) < len(gradable):
+                s = 0.0  # several threads: whole or nothing (all_or_nothing)
             got += s
             lost = [c for c in gradable if c not in won]
             n_skipped = sum(len(cs) for _, cs in skips)
             results.append({"name": t["name"], "step": step, "score": round(s, 3), "max_score": round(share, 3),
                             "status": "passed" if not lost else "failed", "why": t["why"],
                             "cases": f"{len(won)}/{len(gradable)} graded cases"
-                                     + (f", {n_skipped} skipped here" if n_skipped else ""),
+                                     + (f", {n_skipped} skipped here" if n_skipped else "")
+                                     + (", whole or nothing on several threads" if t.get("all_or_nothing") and lost
+                                        else ""),
                             "failed_cases": lost, "skipped_cases": skips, "notes": t.get("notes", []),
                             "output": t["output"][-4000:], "lost_context": lost_context(t["output"])})
         reasons = []  # why each test that did not run here did not
@@ -649,7 +679,8 @@ def report(rows, results, ignored=(), note="", sources=None, steps=None):
     possible = sum(r["max_score"] for r in rows)
     here = sum(r["max_score"] for r in rows if r["status"] == "graded")
     apart = [r for r in rows if r["status"] == "separately"]
-    headline = f"{total:.1f} / {possible:.1f} points ({here:.1f} reachable on this machine)"
+    where = "in these reports" if note.startswith("Merged from ") else "on this machine"
+    headline = f"{total:.1f} / {possible:.1f} points ({here:.1f} reachable {where})"
     lines = ["# gemm-lab grade", "", f"**{headline}**", ""]
     if sources:
         lines += graded_files_table(sources, steps)
@@ -804,18 +835,28 @@ def cmd_baseline(args):
 
 
 def cmd_merge(args):
-    chosen = {}
+    chosen, files = {}, {}
     for path in args.reports:
         try:
             data = json.loads(pathlib.Path(path).read_text())
             rows = data["extra_data"]["lab_steps"]
         except (OSError, ValueError, KeyError, TypeError) as e:
             fail(f"{path} is not a report of ./lab grade (results.json): {e}")
+        # one submission's reports only: each graded file the same bytes in all of them
+        for f in data["extra_data"].get("lab_files", []):
+            if f.get("sha256"):
+                seen = files.setdefault(f["file"], (f["sha256"], path))
+                if seen[0] != f["sha256"]:
+                    fail(f"{path} and {seen[1]} are reports of different submissions: their {f['file']} differ")
         for row in rows:
             # a step graded anywhere wins over "graded separately"; of two graded ones, the one
-            # where more of its tests ran (step09's GPU semirings on the GPU host), else the first
+            # where it did not compile (a GPU host compiles the CUDA files a CPU host leaves
+            # out), else the one where more of its tests ran (step09's GPU semirings on the
+            # GPU host), else the first
             tests = [t for t in data["tests"] if step_of(t["name"]) == row["step"]]
             ran = sum(1 for t in tests if t.get("status") != "skipped" and t.get("max_score", 0))
+            if any(t["name"] == f"{row['step']}.checked" and "did not compile" in t.get("output", "") for t in tests):
+                ran = float("inf")
             have = chosen.get(row["step"])
             if have is None or (have["row"]["status"] != "graded" and row["status"] == "graded") or \
                     (have["row"]["status"] == row["status"] == "graded" and ran > have["ran"]):
@@ -825,9 +866,14 @@ def cmd_merge(args):
     for s in sorted(chosen):
         for t in chosen[s]["tests"]:
             if t.get("max_score", 0) or t.get("status"):
+                # (the failed cases and their reasons are in the report's output: the first one as the why)
+                out = t.get("output", "")
+                why = "" if t["score"] >= t["max_score"] else next(
+                    (l[len("[  FAILED  ] "):] for l in out.splitlines() if l.startswith("[  FAILED  ] ")),
+                    out.strip().splitlines()[0] if out.strip() else "")
                 results.append({"name": t["name"], "step": s, "score": t["score"], "max_score": t["max_score"],
-                                "status": t.get("status", "skipped"), "why": "", "cases": "",
-                                "failed_cases": [], "output": t.get("output", "")})
+                                "status": t.get("status", "skipped"), "why": clip(why, 240), "cases": "",
+                                "failed_cases": [], "output": out})
     note = "Merged from " + ", ".join(f"`{p}`" for p in args.reports) + "."
     write(args, rows, results, note=note)
     return 0
@@ -1562,6 +1608,15 @@ def pick_submission(sub, lab, wanted, in_place=False):
                         continue
                 except OSError:
                     pass
+                if n in by_base and not mine.is_file():  # a student file's name at another path
+                    where = " or ".join(by_base[n])
+                    ignored.append(f"{shown(p)}: named like the student file {where}, but not at its path: not "
+                                   "graded (hand in the lab's folder with each file at its path, or the files "
+                                   "alone, flat)")
+                    for w in by_base[n]:
+                        notes.setdefault(w, []).append(f"`{shown(p)}` has this file's name but not its path: "
+                                                       "not graded")
+                    continue
                 ignored.append(f"{shown(p)}: not a student file" +
                                (" (differs from the lab's own copy, which is used)" if mine.is_file()
                                 else " (not part of the lab)"))
@@ -1616,10 +1671,11 @@ def pick_submission(sub, lab, wanted, in_place=False):
         if hit:
             chosen[w] = hit[1]
             rows.append({"file": w, "from": hit[0], "how": how, "size": len(hit[1]),
-                         "unchanged": same_text(hit[1], pristine), "notes": note})
+                         "unchanged": same_text(hit[1], pristine), "notes": note,
+                         "sha256": hashlib.sha256(hit[1]).hexdigest()})
         else:
             rows.append({"file": w, "from": None, "how": "", "size": len(pristine), "unchanged": True,
-                         "notes": note})
+                         "notes": note, "sha256": hashlib.sha256(pristine).hexdigest()})
     if same_as_lab:
         ignored.append(f"{same_as_lab} other files identical to the lab's own (not graded)")
     return chosen, {"root": shown(root), "root_how": root_how, "files": rows, "ignored": ignored}

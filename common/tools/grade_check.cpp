@@ -511,8 +511,16 @@ std::string verdict(const Options& o, const Case& cs, const Inputs& in, const Ou
   const double beta = o.kind == "plustimes" ? (cs.beta != 0.0 ? 1.0 : 0.0) : cs.beta;
   const lab::CheckResult r = lab::check_against_reference(cs.alpha, A, B, beta, C0, Cv);
   if (r.ok) return "";
-  std::string first = r.report.substr(0, r.report.find('\n', r.report.find('\n') + 1));
-  return std::to_string(r.mismatches) + " of " + std::to_string(r.checked) + " elements outside the bound: " + first;
+  // one line: how many, the first wrong element, and whether C was written at all
+  std::string first, note, line;
+  std::istringstream lines(r.report);
+  while (std::getline(lines, line)) {
+    if (first.empty() && line.rfind("  C(", 0) == 0) first = line.substr(2);
+    if (note.empty() && line.rfind("  (", 0) == 0) note = line.substr(2);
+  }
+  return std::to_string(r.mismatches) + " of " + std::to_string(r.checked) + " elements of C (" +
+         std::to_string(cs.m) + " x " + std::to_string(cs.n) + ") outside the bound; the first: " + first +
+         (note.empty() ? "" : "; " + note);
 }
 
 // choose_grid(p, m, n, k): p in kb, the answer in C (1 x n, n >= 3)

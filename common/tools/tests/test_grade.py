@@ -62,6 +62,22 @@ class Grade(unittest.TestCase):
         self.assertEqual(sorted(steps), ["step01", "step02"])
         self.assertEqual(data["score"], 10.0)
 
+    def merged_step08(self, cpu, gpu, score, *extra):
+        """Both orders of merging the two reports (as JSON, step08's row set to
+        `score` in the second): step08's merged rows."""
+        for row in gpu["extra_data"]["lab_steps"]:
+            if row["step"] == "step08":
+                row.update(score=score)
+        a, b = self.tmp / "a.json", self.tmp / "b.json"
+        a.write_text(json.dumps(cpu))
+        b.write_text(json.dumps(gpu))
+        rows = []
+        for order in ((a, b), (b, a)):
+            run("merge", *order, "--json", self.tmp / "m.json", *extra)
+            merged = json.loads((self.tmp / "m.json").read_text())
+            rows.append(next(r for r in merged["extra_data"]["lab_steps"] if r["step"] == "step08"))
+        return rows
+
     def test_merge_takes_each_step_where_it_was_graded(self):
         cpu, _ = self.score(FIX / "partial.xml")
         a = self.tmp / "a.json"
@@ -85,29 +101,33 @@ class Grade(unittest.TestCase):
         tests = [t for t in gpu["tests"] if t["name"].startswith("step08")]
         self.assertTrue(tests and all(t["status"] != "skipped" for t in tests), gpu["tests"])
         gpu["tests"].append(dict(tests[0], name=tests[0]["name"] + ".gpu", score=3.0, max_score=3.0, status="passed"))
-        for row in gpu["extra_data"]["lab_steps"]:
-            if row["step"] == "step08":
-                row.update(score=12.0)
-        a, b = self.tmp / "a.json", self.tmp / "b.json"
-        a.write_text(json.dumps(cpu))
-        b.write_text(json.dumps(gpu))
-        for order in ((a, b), (b, a)):
-            run("merge", *order, "--json", self.tmp / "m.json")
-            merged = json.loads((self.tmp / "m.json").read_text())
-            step08 = next(r for r in merged["extra_data"]["lab_steps"] if r["step"] == "step08")
-            self.assertEqual(step08["score"], 12.0, order)
+        self.assertEqual([r["score"] for r in self.merged_step08(cpu, gpu, 12.0)], [12.0, 12.0])
         # as many ran in both: the first report counts
-        same = json.loads(json.dumps(cpu))
-        for row in same["extra_data"]["lab_steps"]:
-            if row["step"] == "step08":
-                row.update(score=12.0)
+        self.assertEqual([r["score"] for r in self.merged_step08(cpu, json.loads(json.dumps(cpu)), 12.0)], [7.5, 12.0])
+
+    def test_merge_prefers_a_step_that_did_not_compile_and_refuses_two_submissions(self):
+        cpu, _ = self.score(FIX / "partial.xml")
+        cpu["extra_data"]["lab_files"] = [{"file": "step08_mpi_3d/cube.cpp", "sha256": "aa"}]
+        # the GPU host compiled a file the CPU host left out, and it failed: one test, no points
+        gpu = json.loads(json.dumps(cpu))
+        gpu["tests"] = [t for t in gpu["tests"] if not t["name"].startswith("step08")] + [
+            {"name": "step08.checked", "score": 0.0, "max_score": 15.0, "status": "failed",
+             "output": "did not compile; the compiler said first:\nsemiring_cuda.cu:9: error: x"}]
+        self.assertEqual([r["score"] for r in self.merged_step08(cpu, gpu, 0.0, "--md", self.tmp / "m.md")],
+                         [0.0, 0.0])
+        a = self.tmp / "a.json"  # (the CPU report, as merged_step08 wrote it)
+        self.assertIn("reachable in these reports", (self.tmp / "m.md").read_text())
+        # another submission's report: refused in one line, nothing written
+        other = json.loads(json.dumps(gpu))
+        other["extra_data"]["lab_files"][0]["sha256"] = "bb"
         c = self.tmp / "c.json"
-        c.write_text(json.dumps(same))
-        for order, want in (((a, c), 7.5), ((c, a), 12.0)):
-            run("merge", *order, "--json", self.tmp / "m.json")
-            merged = json.loads((self.tmp / "m.json").read_text())
-            step08 = next(r for r in merged["extra_data"]["lab_steps"] if r["step"] == "step08")
-            self.assertEqual(step08["score"], want, order)
+        c.write_text(json.dumps(other))
+        (self.tmp / "m.json").unlink()
+        p = run("merge", a, c, "--json", self.tmp / "m.json", ok=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("reports of different submissions: their step08_mpi_3d/cube.cpp differ", p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertFalse((self.tmp / "m.json").exists())
 
     def test_points_file_is_toml_and_checked(self):
         bad = self.tmp / "bad.toml"
@@ -707,6 +727,17 @@ class Grade(unittest.TestCase):
         rows = {r["file"]: r for r in src["files"]}
         self.assertTrue(rows["step04_simd/pack.cpp"]["unchanged"])  # flagged for the student to see
 
+    def test_a_student_files_name_at_another_path_is_named_not_graded(self):
+        sub = self.tmp / "sub"
+        write(sub / "a" / "naive.cpp", "mine")
+        write(sub / "step04_simd" / "pack.cpp", "pack")
+        _, chosen, src = self.pick(sub)
+        self.assertEqual(chosen, {"step04_simd/pack.cpp": "pack"})
+        self.assertIn("a/naive.cpp: named like the student file step01_naive/naive.cpp, but not at its path: not "
+                      "graded", "\n".join(src["ignored"]))
+        rows = {r["file"]: r for r in src["files"]}
+        self.assertIn("has this file's name but not its path", " ".join(rows["step01_naive/naive.cpp"]["notes"]))
+
     def test_a_flat_file_named_like_two_steps_files_goes_by_its_lines(self):
         # kernel_avx2.cpp and kernel_avx512.cpp are step04's and step09's: the lab's own files decide
         lab = HERE.parents[2]
@@ -1252,6 +1283,23 @@ class CheckedThreadedVariants(unittest.TestCase):
         tests, _ = grade.read_checked(self.tmp / "v.json")
         self.assertEqual(sorted(tests), ["step04.checked.simd", "step04.checked.simd.t3",
                                          "step04.checked.simd.ways1x2x2"])
+
+    def test_a_variant_on_several_threads_passes_whole_or_not_at_all(self):
+        cases = [{"name": "1x1x1", "passed": True, "why": ""}, {"name": "64x64x64", "passed": False, "why": "wrong"}]
+        cfg = self.config("simd simd+ways=2x2x2+tile=16,28,8")
+        stand_in_check(self.tmp, "step04_simd", cfg, cases)
+        verdicts = {v["variant"]: v for v in json.loads((self.tmp / "v.json").read_text())["step04"]["variants"]}
+        self.assertEqual(verdicts["simd"]["cases"], cases)
+        self.assertFalse(verdicts["simd"].get("all_or_nothing"))
+        many = verdicts["simd.ways2x2x2"]
+        self.assertTrue(many["all_or_nothing"])
+        self.assertEqual(many["cases"][1]["why"], "on 8 threads in ways 2x2x2 (a wait left out, or rows or columns "
+                                                  "that are not the thread's own?): wrong")
+        # one case of two: half of the one-thread check's share, none of the other's
+        run("score", "--checked", self.tmp / "v.json", "--points", cfg, "--json", self.tmp / "r.json")
+        tests = {t["name"]: t for t in json.loads((self.tmp / "r.json").read_text())["tests"]}
+        self.assertEqual(tests["step04.checked.simd"]["score"], 2.5)
+        self.assertEqual(tests["step04.checked.simd.ways2x2x2"]["score"], 0.0)
 
 
 class SpeedFigures(unittest.TestCase):
