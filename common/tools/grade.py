@@ -1236,10 +1236,10 @@ def first_failure(output, most=4):
 TODO_CALL = re.compile(r'^\s*LAB_TODO\(\s*((?:"(?:[^"\\\n]|\\.)*"\s*)+)\)', re.M)
 
 
-# a speed test's result line: the CPU steps' (lab::speed::speedup) "n = 1024, 1 thread(s): transposed
-# dot 18.65, step03 35.55 GFLOP/s (1.91x)", the GPU steps' "  n=4096: simt 71% of the CUDA-core peak"
 # a line of `calls --warn`: the file and line, its step, what it calls
 REFUSED_LINE = re.compile(r"warning: ((step\d\d)\w*/[^:\s]+:\d+): (.+?): \./lab grade gives")
+# a speed test's result line: the CPU steps' (lab::speed::speedup) "n = 1024, 1 thread(s): transposed
+# dot 18.65, step03 35.55 GFLOP/s (1.91x)", the GPU steps' "  n=4096: simt 71% of the CUDA-core peak"
 SPEED_LINE = re.compile(r"^(n = \d+.*[GT]FLOP/s \(\d+(?:\.\d+)?x\)|\s*n=\d+: .*\d(?:%|x).*)\s*$", re.M)
 
 
@@ -1416,8 +1416,9 @@ def cmd_summary(args):
     if len(todos) > args.cases:
         print(f"  ... and {len(todos) - args.cases} more TODOs")
     # the TODOs a test did not reach (it stopped at the first): still in the failed steps' files
-    failed = sorted({re.match(r"(step\d\d_[a-z0-9_]+?)\.student\.", t["name"]).group(1) for t in tests.values()
-                     if t["result"] == "failed" and re.match(r"step\d\d_[a-z0-9_]+?\.student\.", t["name"])})
+    student = (re.match(r"(step\d\d_[a-z0-9_]+?)\.student\.", t["name"]) for t in tests.values()
+               if t["result"] == "failed")
+    failed = sorted({m.group(1) for m in student if m})
     later = [(rel, what) for folder in failed for rel, what in todos_left(folder)
              if not any(what.split(":")[0] in m for m in todos)]
     if todos and later:
