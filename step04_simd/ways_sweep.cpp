@@ -75,8 +75,7 @@ long long whole(const char* opt, const std::string& v, long long lo, long long h
   return x;
 }
 
-// "4x1x1,1x4x1" (parts 3: jc x ic x jr) or "592x266,296x266" (parts 2: mc x
-// nc): each entry `parts` whole numbers in [1, hi] joined by x.
+// "592x266,296x266": each entry `parts` whole numbers in [1, hi] joined by x.
 std::vector<std::vector<int64_t>> parse_list(const char* opt, const std::string& list, int parts, long long hi,
                                              const char* example) {
   std::vector<std::vector<int64_t>> out;
@@ -98,14 +97,24 @@ std::vector<std::vector<int64_t>> parse_list(const char* opt, const std::string&
   return out;
 }
 
-// "4x1x1,1x4x1": each entry jc x ic x jr, each at least 1, at most 1024 threads in all.
+// "4x1x1,1x4x1": each entry read by the library's own JCxICxJR parser, at
+// most 1024 threads in all.
 std::vector<Ways> parse_ways(const std::string& list) {
   std::vector<Ways> out;
-  for (const auto& w : parse_list("--ways", list, 3, 1024, "jc x ic x jr, e.g. 2x4x1")) {
-    if (w[0] * w[1] * w[2] > 1024)
-      usage_error("--ways: '" + std::to_string(w[0]) + "x" + std::to_string(w[1]) + "x" + std::to_string(w[2]) +
+  size_t at = 0;
+  while (at <= list.size()) {
+    const size_t end = std::min(list.find(',', at), list.size());
+    Ways w{};
+    try {
+      w = lab::step04::parse_ways(list.substr(at, end - at), "--ways");
+    } catch (const std::invalid_argument& e) {
+      usage_error(e.what());
+    }
+    if (int64_t(w.jc) * w.ic * w.jr > 1024)
+      usage_error("--ways: '" + std::to_string(w.jc) + "x" + std::to_string(w.ic) + "x" + std::to_string(w.jr) +
                   "' makes more than 1024 threads");
-    out.push_back({int(w[0]), int(w[1]), int(w[2])});
+    out.push_back(w);
+    at = end + 1;
   }
   return out;
 }
@@ -118,7 +127,8 @@ Args parse(int argc, char** argv) {
       std::printf(
           "usage: step04_ways_sweep [--ways JCxICxJR[,...]] [--dealt MCxNC[,...] [--threads T]] [--n N]\n"
           "                         [--reps R] [--waits] [--spin US]\n"
-          "  --ways LIST   the ways to force, one after the other (threads = jc * ic * jr)\n"
+          "  --ways LIST   the ways to force, one after the other (threads = jc * ic * jr;\n"
+          "                each from 1 to 256, at most 1024 threads)\n"
           "  --dealt LIST  then dealt blocks of mc x nc (ways.hpp), one size after the other\n"
           "  --threads T   the threads of the dealt runs (default: OpenMP's count, 1..1024)\n"
           "  --n N         the size of the square product (default 2048, 1..32768)\n"
