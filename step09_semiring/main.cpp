@@ -7,6 +7,7 @@
 // The apsp command runs on this step's min-plus GEMM: the solution's in an
 // instructor's build, the student's in a student tree (CMake compiles this file
 // with LAB_IMPL_NS set to the one it links).
+#include <cstdio>
 #include <cstring>
 
 #include "apsp/apsp_cli.hpp"
@@ -40,8 +41,12 @@ lab::step09::apsp::MinPlusGemms step_gemms() {
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "apsp") == 0) {
     lab::step09::apsp::register_gemms(step_gemms());
-    return lab::step09::apsp_main(argc - 1, argv + 1);
+    return lab::step09::apsp_main(argc - 1, argv + 1, "step09_semiring apsp");
   }
   const lab::StepInfo info{"step09", "one GEMM structure, any semiring", lab::Backend::cpu, 2048};
-  return lab::bench_main(argc, argv, info);
+  const int status = lab::bench_main(argc, argv, info);
+  if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0))
+    std::printf("\nalso: step09_semiring apsp --graph FILE [options]: all-pairs shortest paths on a graph\n"
+                "      with this build's min-plus GEMM (step09_semiring apsp --help)\n");
+  return status;
 }

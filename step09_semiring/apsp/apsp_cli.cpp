@@ -31,10 +31,7 @@ namespace lab::step09 {
 namespace apsp {
 namespace {
 
-const char* const kUsage =
-    "usage: apsp --graph FILE [options]               all-pairs shortest paths\n"
-    "       apsp --graph FILE --bench [options]       time the algorithms on one graph\n"
-    "       apsp --generate N --out FILE [options]    write a random benchmark graph\n"
+const char* const kOptions =
     "\n"
     "input:\n"
     "  --graph FILE        the graph: DIMACS .gr ('p sp N M', 'a U V W') or an edge list\n"
@@ -67,6 +64,13 @@ const char* const kUsage =
     "Binary output: \"APSPDIST\", uint64 N, uint64 B, then N*N little-endian doubles, row-major.\n"
     "exit status: 0 ok, 1 --check/--expect failed, 2 bad usage or input (also a negative\n"
     "cycle), 4 error, 77 no GPU engine here (--backend gpu)\n";
+
+// The usage text, naming the program as the user types it.
+std::string usage(const std::string& program) {
+  return "usage: " + program + " --graph FILE [options]               all-pairs shortest paths\n"
+         "       " + program + " --graph FILE --bench [options]       time the algorithms on one graph\n"
+         "       " + program + " --generate N --out FILE [options]    write a random benchmark graph\n" + kOptions;
+}
 
 struct Options {
   std::string graph;
@@ -560,11 +564,11 @@ int run_bench(const Options& o, const MinPlusGemms& gemms) {
 
 }  // namespace
 
-int apsp_main_with(int argc, char** argv, const MinPlusGemms& gemms) {
+int apsp_main_with(int argc, char** argv, const MinPlusGemms& gemms, const char* program) {
   try {
     const Options o = parse_options(argc, argv);
     if (o.help) {
-      std::cout << kUsage;
+      std::cout << usage(program);
       return kExitOk;
     }
     ThreadScope threads(o.threads);
@@ -572,7 +576,7 @@ int apsp_main_with(int argc, char** argv, const MinPlusGemms& gemms) {
     if (!gemms.cpu) throw std::logic_error("no CPU min-plus GEMM is registered (see minplus_gemm.hpp)");
     return o.bench ? run_bench(o, gemms) : run_single(o, gemms);
   } catch (const UsageError& e) {
-    std::cerr << "apsp: " << e.what() << " (see apsp --help)\n";
+    std::cerr << "apsp: " << e.what() << " (see " << program << " --help)\n";
     return kExitUsage;
   } catch (const GraphError& e) {
     std::cerr << "apsp: " << e.what() << "\n";
@@ -588,6 +592,8 @@ int apsp_main_with(int argc, char** argv, const MinPlusGemms& gemms) {
 
 }  // namespace apsp
 
-int apsp_main(int argc, char** argv) { return apsp::apsp_main_with(argc, argv, apsp::registered_gemms()); }
+int apsp_main(int argc, char** argv, const char* program) {
+  return apsp::apsp_main_with(argc, argv, apsp::registered_gemms(), program);
+}
 
 }  // namespace lab::step09

@@ -6,5 +6,5 @@
 
 int main(int argc, char** argv) {
   lab::step09::apsp::register_gemms(lab::step09::apsp::reference_gemms());
-  return lab::step09::apsp_main(argc, argv);
+  return lab::step09::apsp_main(argc, argv, "step09_apsp_reference");
 }
