@@ -126,7 +126,7 @@ Args parse(int argc, char** argv) {
     if (opt == "-h" || opt == "--help") {
       std::printf(
           "usage: step04_ways_sweep [--ways JCxICxJR[,...]] [--dealt MCxNC[,...] [--threads T]] [--n N]\n"
-          "                         [--reps R] [--waits] [--spin US]\n"
+          "                         [--reps R] [--waits] [--map FILE] [--spin US]\n"
           "  --ways LIST   the ways to force, one after the other (threads = jc * ic * jr;\n"
           "                each from 1 to 256, at most 1024 threads)\n"
           "  --dealt LIST  then dealt blocks of mc x nc (ways.hpp), one size after the other\n"
