@@ -21,7 +21,7 @@
 # For every implementation in LAB_IMPLS (student and/or solution) it builds
 #   <step>_<impl>           static library: SOURCES (from the impl's folder)
 #   <step>_register_<impl>  object library: SUPPORT (variants register themselves)
-#   <step>_tests_<impl>     the test executable
+#   <step>_<kind>_<impl>    the test executables, kind correctness, performance or gpu
 # and one executable <step> with every implementation in it (--impl picks).
 # Everything of an implementation is compiled with -DLAB_IMPL_NS=<impl>.
 #
