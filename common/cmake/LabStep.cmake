@@ -48,9 +48,9 @@ function(lab_target_warnings target)
     "$<$<COMPILE_LANGUAGE:CXX>:${_w}>"
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>
     $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
-  if(LAB_NATIVE)
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native>
-                                             $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-march=native>)
+  if(LAB_NATIVE_FLAG)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${LAB_NATIVE_FLAG}>
+                                             $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=${LAB_NATIVE_FLAG}>)
   endif()
   if(LAB_SANITIZE)
     # Link flags come with lab_common (common/CMakeLists.txt) to every executable.

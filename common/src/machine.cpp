@@ -83,7 +83,7 @@ __attribute__((target("avx512f"))) double fma_avx512(long iters) {
 
 // Runs the probe for `iters` iterations and returns the floating-point
 // operations it did.
-double probe_flops(const std::string& level, long iters) {
+double probe_flops([[maybe_unused]] const std::string& level, long iters) {
   volatile double sink = 0;
   double flops;
 #ifdef LAB_X86
