@@ -22,7 +22,10 @@ using namespace detail;  // NCCL communicators, pinned buffers (device_detail.hp
 namespace {
 
 // The ranks of `comm` on this node: this rank's index among them and how many.
-std::pair<int, int> node_rank(MPI_Comm comm) {
+struct NodeRank {
+  int index, count;
+};
+NodeRank node_rank(MPI_Comm comm) {
   int rank = 0;
   LAB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   MPI_Comm node_comm = MPI_COMM_NULL;
@@ -66,9 +69,11 @@ const NcclComm& DeviceContext::State::nccl_of(const Comm& fibre, const Cube& c) 
 
 DeviceContext::DeviceContext(const Cube& cube, Transfer how) {
   const MPI_Comm comm = cube.cart.get();
-  const auto [index, on_node] = node_rank(comm);
+  // (named members, not a structured binding: C++17 lambdas cannot capture one)
+  const NodeRank node = node_rank(comm);
+  const int on_node = node.count;
   all_or_none(comm, [&] {
-    state_ = std::make_unique<State>(pick_device(index));
+    state_ = std::make_unique<State>(pick_device(node.index));
     state_->cube = &cube;
     state_->shared_gpu = on_node > device_count();
     state_->ranks_on_node = on_node;
@@ -295,9 +300,7 @@ void reserve(DeviceBuffer<double>& buf, int64_t count) {
 
 void cuda_host_setup(const Cube& cube) {
   if (host_kernel_gpu()) return;  // every rank makes the same calls, so every rank returns here alike
-  const auto [index, on_node] = node_rank(cube.cart.get());
-  (void)on_node;
-  host_kernel_gpu() = std::make_unique<HostKernelGpu>(pick_device(index));
+  host_kernel_gpu() = std::make_unique<HostKernelGpu>(pick_device(node_rank(cube.cart.get()).index));
 }
 
 void cuda_host_gemm(double alpha, ConstMatView A, ConstMatView B, double beta, MatView C) {

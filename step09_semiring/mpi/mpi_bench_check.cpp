@@ -30,7 +30,10 @@ CheckResult check_sampled(const step08::Block& cb, int rank, int64_t k, ConstMat
       picks.push_back({-1, int64_t(rng() % uint64_t(cb.cols))});
     }
     int64_t checked = 0, bad = 0;
-    for (const auto& [pi, pj] : picks) {
+    for (const auto& pick : picks) {
+      // plain variables: the parallel loop below uses them, and before C++20 no
+      // lambda or OpenMP region may capture a structured binding (Clang refuses it)
+      const int64_t pi = pick.first, pj = pick.second;
       const bool row = pi >= 0;
       const int64_t len = row ? cb.cols : cb.rows;
       // the fixed row of A (or column of B), made once
