@@ -1531,7 +1531,7 @@ def size_text(n):
 
 def same_text(a, b):
     """The same source whatever the line endings and a byte-order mark."""
-    norm = lambda t: t.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")
+    norm = lambda t: (t[3:] if t.startswith(b"\xef\xbb\xbf") else t).replace(b"\r\n", b"\n")
     return norm(a) == norm(b)
 
 

@@ -2,6 +2,7 @@
 """grade.py on small JUnit fixtures: fair points, colour stripped, timeouts,
 graded-separately steps, cases skipped beside cases that ran, merging, and
 grading.toml read as TOML."""
+import importlib.util
 import json
 import pathlib
 import shutil
@@ -138,8 +139,13 @@ class Grade(unittest.TestCase):
         self.assertEqual(len(p.stderr.strip().splitlines()), 1)
         inline = self.tmp / "inline.toml"
         inline.write_text('points = { step01 = 5, step02 = 10.0, step05 = 10, step08 = 15 }\n')
-        data, _ = self.score(FIX / "partial.xml", inline)
-        self.assertEqual(data["score"], 17.5)
+        if importlib.util.find_spec("tomllib") or importlib.util.find_spec("tomli"):
+            data, _ = self.score(FIX / "partial.xml", inline)
+            self.assertEqual(data["score"], 17.5)
+        else:  # Python < 3.11 without tomli: grade.py's own reader of grading.toml's subset, one line on the rest
+            p = run("score", FIX / "partial.xml", "--points", inline, ok=False)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertEqual(p.stderr.strip().splitlines(), [f"grade: error: {inline}:1: expected 'stepNN = points' under [points]"])
 
     def test_summary_is_short_and_names_the_todo(self):
         p = run("summary", FIX / "skeleton.xml", ok=False)
