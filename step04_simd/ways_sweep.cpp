@@ -75,24 +75,24 @@ long long whole(const char* opt, const std::string& v, long long lo, long long h
   return x;
 }
 
-// "592x266,296x266": each entry `parts` whole numbers in [1, hi] joined by x.
-std::vector<std::vector<int64_t>> parse_list(const char* opt, const std::string& list, int parts, long long hi,
-                                             const char* example) {
-  std::vector<std::vector<int64_t>> out;
-  size_t at = 0;
-  while (at <= list.size()) {
+// "a,b,c" -> {"a", "b", "c"} ("" is one empty entry, which the readers below refuse).
+std::vector<std::string> entries(const std::string& list) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at <= list.size();) {
     const size_t end = std::min(list.find(',', at), list.size());
-    const std::string item = list.substr(at, end - at);
-    std::vector<int64_t> w;
-    size_t from = 0;
-    for (int i = 0; i < parts; ++i) {
-      const size_t x = i < parts - 1 ? item.find('x', from) : item.size();
-      if (x == std::string::npos) usage_error(std::string(opt) + ": '" + item + "' is not " + example);
-      w.push_back(whole(opt, item.substr(from, x - from), 1, hi));
-      from = x + 1;
-    }
-    out.push_back(w);
+    out.push_back(list.substr(at, end - at));
     at = end + 1;
+  }
+  return out;
+}
+
+// "592x266,296x266": each entry two whole numbers, mc x nc, in [1, hi].
+std::vector<std::pair<int64_t, int64_t>> parse_dealt(const std::string& list, long long hi) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const std::string& item : entries(list)) {
+    const size_t x = item.find('x');
+    if (x == std::string::npos) usage_error("--dealt: '" + item + "' is not mc x nc, e.g. 592x266");
+    out.push_back({whole("--dealt", item.substr(0, x), 1, hi), whole("--dealt", item.substr(x + 1), 1, hi)});
   }
   return out;
 }
@@ -101,12 +101,10 @@ std::vector<std::vector<int64_t>> parse_list(const char* opt, const std::string&
 // most 1024 threads in all.
 std::vector<Ways> parse_ways(const std::string& list) {
   std::vector<Ways> out;
-  size_t at = 0;
-  while (at <= list.size()) {
-    const size_t end = std::min(list.find(',', at), list.size());
+  for (const std::string& item : entries(list)) {
     Ways w{};
     try {
-      w = lab::step04::parse_ways(list.substr(at, end - at), "--ways");
+      w = lab::step04::parse_ways(item, "--ways");
     } catch (const std::invalid_argument& e) {
       usage_error(e.what());
     }
@@ -114,7 +112,6 @@ std::vector<Ways> parse_ways(const std::string& list) {
       usage_error("--ways: '" + std::to_string(w.jc) + "x" + std::to_string(w.ic) + "x" + std::to_string(w.jr) +
                   "' makes more than 1024 threads");
     out.push_back(w);
-    at = end + 1;
   }
   return out;
 }
@@ -156,7 +153,7 @@ Args parse(int argc, char** argv) {
     else if (opt == "--ways")
       a.ways = parse_ways(v);
     else if (opt == "--dealt")
-      for (const auto& d : parse_list("--dealt", v, 2, 1 << 20, "mc x nc, e.g. 592x266")) a.dealt.push_back({d[0], d[1]});
+      a.dealt = parse_dealt(v, 1 << 20);
     else if (opt == "--map")
       a.map = v;
     else if (opt == "--threads")
