@@ -23,7 +23,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
+#include <iterator>
 #include <string>
 
 #include "microkernel.hpp"
@@ -75,10 +77,12 @@ int lab::step04::threads_for(int64_t m, int64_t n, int64_t k, int available) {
 
 lab::step04::Blocking lab::step04::default_blocking(Isa isa) {
   // Worked out once per process (thread-safe): every call of dgemm asks.
-  static const Blocking per_isa[] = {blocking_for(Isa::generic, lab::cache_info()),
-                                     blocking_for(Isa::avx2, lab::cache_info()),
-                                     blocking_for(Isa::avx512, lab::cache_info())};
-  return per_isa[static_cast<int>(isa)];
+  static const auto per_isa = [] {
+    std::array<Blocking, std::size(kIsas)> out{};
+    for (Isa i : kIsas) out[static_cast<size_t>(i)] = blocking_for(i, lab::cache_info());
+    return out;
+  }();
+  return per_isa[static_cast<size_t>(isa)];
 }
 
 lab::step04::Blocking lab::step04::default_blocking(Isa isa, int available, int64_t m, int64_t n, int64_t k) {

@@ -1,11 +1,14 @@
 // step04_simd — which micro-kernel runs: decided at run time from what the CPU
 // reports and how fast each kernel it runs turns out to be, so one binary runs
-// well on any x86-64 (and with the generic kernel elsewhere). Nothing to do here.
+// well on any x86-64 or 64-bit Arm (and with the generic kernel elsewhere).
+// Nothing to do here.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,8 +42,13 @@ bool cpu_has(lab::step04::Isa isa) {
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case lab::step04::Isa::generic:
       return true;
+    case lab::step04::Isa::neon:
+      break;
   }
   return false;
+#elif defined(__aarch64__)
+  // Every 64-bit Arm CPU has Advanced SIMD (NEON) with double precision.
+  return isa == lab::step04::Isa::neon || isa == lab::step04::Isa::generic;
 #else
   return isa == lab::step04::Isa::generic;
 #endif
@@ -54,6 +62,8 @@ const char* lab::step04::isa_name(Isa isa) {
       return "avx512";
     case Isa::avx2:
       return "avx2";
+    case Isa::neon:
+      return "neon";
     case Isa::generic:
       return "generic";
   }
@@ -66,6 +76,8 @@ lab::step04::MicroKernel lab::step04::microkernel(Isa isa) {
       return microkernel_avx512();
     case Isa::avx2:
       return microkernel_avx2();
+    case Isa::neon:
+      return microkernel_neon();
     case Isa::generic:
       break;
   }
@@ -74,9 +86,11 @@ lab::step04::MicroKernel lab::step04::microkernel(Isa isa) {
 
 bool lab::step04::isa_supported(Isa isa) {
   // Asked on every call of dgemm_with; the answer cannot change while the process runs.
-  static const bool supported[] = {microkernel(Isa::generic).fn != nullptr && cpu_has(Isa::generic),
-                                   microkernel(Isa::avx2).fn != nullptr && cpu_has(Isa::avx2),
-                                   microkernel(Isa::avx512).fn != nullptr && cpu_has(Isa::avx512)};
+  static const auto supported = [] {
+    std::array<bool, std::size(kIsas)> out{};
+    for (Isa i : kIsas) out[static_cast<size_t>(i)] = microkernel(i).fn != nullptr && cpu_has(i);
+    return out;
+  }();
   return supported[static_cast<int>(isa)];
 }
 
@@ -116,14 +130,14 @@ double kernel_gflops(Isa isa, double seconds) {
 
 lab::step04::KernelChoice decide() {
   if (const char* forced = std::getenv("LAB_STEP04_KERNEL")) {
-    for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic}) {
+    for (Isa isa : lab::step04::kIsas) {
       if (std::string(forced) != lab::step04::isa_name(isa)) continue;
       if (!lab::step04::isa_supported(isa))
         throw std::invalid_argument(std::string("LAB_STEP04_KERNEL=") + forced + ": this CPU (or build) cannot run it");
       return {isa, std::string("set by LAB_STEP04_KERNEL=") + forced};
     }
     throw std::invalid_argument(std::string("LAB_STEP04_KERNEL=") + forced +
-                                ": not a kernel (avx512, avx2 or generic)");
+                                ": not a kernel (avx512, avx2, neon or generic)");
   }
 #if LAB_STEP04_TSAN
   // ThreadSanitizer checks accesses of up to 16 bytes: the SIMD kernels' 32-
@@ -134,7 +148,7 @@ lab::step04::KernelChoice decide() {
 #endif
   // Widest first: on a tie within the margin, the first one stays.
   std::vector<Isa> isas;
-  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic})
+  for (Isa isa : lab::step04::kIsas)
     if (lab::step04::isa_supported(isa)) isas.push_back(isa);
   std::vector<double> best(isas.size(), 0.0);
   std::vector<std::string> missing(isas.size());

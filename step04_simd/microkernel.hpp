@@ -26,13 +26,14 @@ constexpr int kMaxMr = 16, kMaxNr = 14;
 struct MicroKernel {
   Isa isa;
   int mr, nr;        ///< the tile of C the kernel keeps in registers
-  MicroKernelFn fn;  ///< nullptr where the build cannot have this kernel (non-x86)
+  MicroKernelFn fn;  ///< nullptr where the build cannot have this kernel (another architecture's)
 };
 
 // One per Isa, each in its own file (kernel_<isa>.cpp).
 MicroKernel microkernel_generic();
 MicroKernel microkernel_avx2();
 MicroKernel microkernel_avx512();
+MicroKernel microkernel_neon();
 
 /// The kernel of `isa` (the caller has checked isa_supported).
 MicroKernel microkernel(Isa isa);

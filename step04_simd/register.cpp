@@ -93,7 +93,7 @@ int register_all() {
        [](const Params& p, int64_t m, int64_t n, int64_t k) {
          return ways_line(lab::step04::best_isa(), p, m, n, k);
        }});
-  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic}) {
+  for (Isa isa : lab::step04::kIsas) {
     if (!lab::step04::isa_supported(isa)) continue;
     lab::register_variant(
         {"step04", std::string("simd_") + lab::step04::isa_name(isa), LAB_IMPL_NAME, lab::Backend::cpu,

@@ -11,16 +11,30 @@
 namespace lab::step04 {
 inline namespace LAB_IMPL_NS {
 
-/// The instruction sets a micro-kernel is written for. `generic` is plain C++
-/// that the compiler vectorizes as well as it can; it runs everywhere.
-enum class Isa { generic, avx2, avx512 };
+/// The instruction sets a micro-kernel is written for: AVX2 and AVX-512 on
+/// x86-64, NEON (Advanced SIMD) on 64-bit Arm. `generic` is plain C++ that the
+/// compiler vectorizes as well as it can; it runs everywhere.
+enum class Isa { generic, avx2, avx512, neon };
+/// Every one, in the order they are tried and listed: the widest first, generic last.
+inline constexpr Isa kIsas[] = {Isa::avx512, Isa::avx2, Isa::neon, Isa::generic};
+/// The SIMD ones: those a CPU (or a build for another architecture) may lack.
+inline constexpr Isa kSimdIsas[] = {Isa::avx512, Isa::avx2, Isa::neon};
+/// Those whose kernels a build for this architecture has (the others' are not
+/// compiled in: microkernel(isa).fn is nullptr); the tests run these.
+#if defined(__x86_64__) || defined(_M_X64)
+inline constexpr Isa kBuiltIsas[] = {Isa::avx512, Isa::avx2, Isa::generic};
+#elif defined(__aarch64__)
+inline constexpr Isa kBuiltIsas[] = {Isa::neon, Isa::generic};
+#else
+inline constexpr Isa kBuiltIsas[] = {Isa::generic};
+#endif
 
-const char* isa_name(Isa isa);  ///< "generic", "avx2", "avx512"
+const char* isa_name(Isa isa);  ///< "generic", "avx2", "avx512", "neon"
 /// True when this CPU runs the kernel (checked at run time, whatever the compiler flags).
 bool isa_supported(Isa isa);
 
 /// The kernel dgemm uses, and why. Decided once per process, on first use:
-/// LAB_STEP04_KERNEL=avx512|avx2|generic in the environment wins; otherwise each
+/// LAB_STEP04_KERNEL=avx512|avx2|neon|generic in the environment wins; otherwise each
 /// kernel this CPU runs is timed for a few milliseconds on packed panels in L1
 /// (the work dgemm spends its time in) and the fastest is kept, the widest where
 /// the widest is within 3 % of it (see the handout: a CPU may run 512-bit FMAs

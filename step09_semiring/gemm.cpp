@@ -175,7 +175,7 @@ void gemm(View<const typename S::value_type> A, View<const typename S::value_typ
 
 std::vector<Step04Todo> step04_kernels_todo() {
   std::vector<Step04Todo> out;
-  for (step04::Isa isa : {step04::Isa::avx512, step04::Isa::avx2}) {
+  for (step04::Isa isa : step04::kSimdIsas) {
     if (!step04::isa_supported(isa)) continue;  // (a CPU without it: step04 never picks it)
     const step04::MicroKernel uk = step04::microkernel(isa);
     // (room past the one step: a kernel may read ahead)

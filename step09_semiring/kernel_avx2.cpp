@@ -78,7 +78,7 @@ namespace lab::step09 {
 inline namespace LAB_IMPL_NS {
 template <class S>
 MicroKernel microkernel_avx2() {
-  return {step04::Isa::avx2, 2 * Ymm::kWidth, kNr, &vector_kernel<Ymm, Ops<S>, kNr>};
+  return {step04::Isa::avx2, 2 * Ymm::kWidth, kNr, &vector_kernel<Ymm, Ops<S>, 2, kNr>};
 }
 }  // namespace LAB_IMPL_NS
 }  // namespace lab::step09

@@ -143,7 +143,7 @@ int register_all() {
   add_cpu<s9::MinPlus>(std::nullopt);
   add_cpu<s9::MaxPlus>(std::nullopt);
   add_cpu<s9::PlusTimes>(std::nullopt);
-  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic})
+  for (Isa isa : lab::step04::kIsas)
     if (lab::step04::isa_supported(isa)) add_cpu<s9::MinPlus>(isa);
   lab::register_variant({"step09", "step04_dgemm", LAB_IMPL_NAME, lab::Backend::cpu,
                          [](const GemmCall& c) { lab::step04::dgemm(c.alpha, c.A, c.B, c.beta, c.C); },

@@ -24,7 +24,7 @@ using KernelFn = void (*)(int64_t kc, const double* a, const double* b, bool acc
 struct MicroKernel {
   step04::Isa isa;
   int mr, nr;   ///< the tile of C the kernel keeps in registers
-  KernelFn fn;  ///< nullptr where the build cannot have this kernel (non-x86)
+  KernelFn fn;  ///< nullptr where the build cannot have this kernel (another architecture's)
 };
 
 /// The largest tile any kernel uses (edge tiles go through a buffer this big).
@@ -37,6 +37,8 @@ template <class S>
 MicroKernel microkernel_avx2();
 template <class S>
 MicroKernel microkernel_avx512();
+template <class S>
+MicroKernel microkernel_neon();
 
 /// The kernel of `isa` for S (the caller has checked step04::isa_supported).
 template <class S>
@@ -46,6 +48,8 @@ MicroKernel microkernel(step04::Isa isa) {
       return microkernel_avx512<S>();
     case step04::Isa::avx2:
       return microkernel_avx2<S>();
+    case step04::Isa::neon:
+      return microkernel_neon<S>();
     case step04::Isa::generic:
       break;
   }

@@ -14,6 +14,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define LAB_X86 1
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#define LAB_ARM64 1
 #endif
 
 namespace lab {
@@ -38,8 +41,9 @@ std::string read_line(const std::string& path) {
 
 // The probe: many independent FMA chains (16 vector chains with AVX-512, 12
 // with AVX2: more than the FMA latency, 4 to 5 cycles, times the 2 FMA ports of
-// the lab's CPUs), so the loop runs at the FMA throughput of the core. Each
-// function is compiled for its instruction set and picked at run time.
+// the lab's x86 CPUs; 24 with NEON, for Arm cores of up to 4 vector pipes), so
+// the loop runs at the FMA throughput of the core. Each x86 function is
+// compiled for its instruction set and picked at run time.
 
 double fma_generic(long iters) {
   double a[16], x = 1.0000001, y = 0.9999999;
@@ -81,6 +85,19 @@ __attribute__((target("avx512f"))) double fma_avx512(long iters) {
 }
 #endif
 
+#ifdef LAB_ARM64
+double fma_neon(long iters) {
+  float64x2_t acc[24];
+  for (int i = 0; i < 24; ++i) acc[i] = vdupq_n_f64(i);
+  const float64x2_t x = vdupq_n_f64(1.0000001), y = vdupq_n_f64(0.9999999);
+  for (long it = 0; it < iters; ++it)
+    for (int i = 0; i < 24; ++i) acc[i] = vfmaq_f64(y, acc[i], x);
+  double s = 0;
+  for (int i = 0; i < 24; ++i) s += vgetq_lane_f64(acc[i], 0) + vgetq_lane_f64(acc[i], 1);
+  return s;
+}
+#endif
+
 // Runs the probe for `iters` iterations and returns the floating-point
 // operations it did.
 double probe_flops([[maybe_unused]] const std::string& level, long iters) {
@@ -93,6 +110,12 @@ double probe_flops([[maybe_unused]] const std::string& level, long iters) {
   } else if (level == "avx2") {
     sink = fma_avx2(iters);
     flops = 2.0 * 12 * 4 * double(iters);
+  } else
+#endif
+#ifdef LAB_ARM64
+  if (level == "neon") {
+    sink = fma_neon(iters);
+    flops = 2.0 * 24 * 2 * double(iters);
   } else
 #endif
   {
@@ -142,6 +165,8 @@ std::string cpu_simd_level() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return "avx512";
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
+#elif defined(LAB_ARM64)
+  return "neon";  // every 64-bit Arm CPU has it
 #endif
   return "generic";
 }

@@ -137,7 +137,7 @@ def main():
     gpu = args.gpu or (any(is_gpu(r) for r in rows) and any(b["probe"] == "d2d_copy" for b in bw))
     # one point per idea: the dispatched kernel, not each instruction set's copy of it
     rows = [r for r in rows if is_gpu(r) == gpu and model(r) and r["variant"] not in HIDDEN
-            and not r["variant"].endswith(("_avx512", "_avx2", "_generic"))]
+            and not r["variant"].endswith(("_avx512", "_avx2", "_neon", "_generic"))]
     if not rows:
         sys.exit(f"roofline: no {'GPU' if gpu else 'CPU'} rows with a model in {args.ladder}")
     sizes = sorted({int(r["n"]) for r in rows})

@@ -104,7 +104,7 @@ namespace lab::step09 {
 inline namespace LAB_IMPL_NS {
 template <class S>
 MicroKernel microkernel_avx512() {
-  return {step04::Isa::avx512, 2 * Zmm::kWidth, kNr, &vector_kernel<Zmm, Ops<S>, kNr>};
+  return {step04::Isa::avx512, 2 * Zmm::kWidth, kNr, &vector_kernel<Zmm, Ops<S>, 2, kNr>};
 }
 }  // namespace LAB_IMPL_NS
 }  // namespace lab::step09

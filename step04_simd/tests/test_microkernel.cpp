@@ -72,7 +72,7 @@ TEST_P(Step04MicroKernel, KeepsItsContract) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryIsa, Step04MicroKernel, ::testing::Values(Isa::avx512, Isa::avx2, Isa::generic),
+INSTANTIATE_TEST_SUITE_P(EveryIsa, Step04MicroKernel, ::testing::ValuesIn(lab::step04::kBuiltIsas),
                          isa_param_name);
 
 namespace {

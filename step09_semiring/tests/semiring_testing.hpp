@@ -152,7 +152,8 @@ void run_shape(const HostGemm<S>& gemm, const Shape& shape, bool accumulate, uin
         ASSERT_FALSE(std::isnan(C.cview()(i, j)))
             << "NaN at C(" << i << ", " << j << "): min/max never make one; a NaN sum must lose to the "
             << "accumulator (the handout's NaN rule: vminpd/vmaxpd return their second operand when either is "
-            << "NaN, so the sum goes first, min(a + b, acc); on the GPU a NaN sum must fail the comparison)";
+            << "NaN, so the sum goes first, min(a + b, acc); on Arm vminnmq_f64/vmaxnmq_f64 skip a NaN, "
+            << "vminq_f64/vmaxq_f64 return it; on the GPU a NaN sum must fail the comparison)";
   }
   // Guards of C: every cell of the frame outside the m x n block, bit for bit.
   for (int64_t j = 0; j < shape.n + 2; ++j)

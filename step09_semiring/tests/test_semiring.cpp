@@ -67,7 +67,7 @@ std::vector<Case> cases() {
   for (Ring r : {Ring::minplus, Ring::maxplus, Ring::plustimes}) {
     for (const Shape& s : step09_testing::contract_shapes()) {
       out.push_back({r, lab::step04::best_isa(), Blocks::defaults, s});
-      for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic})
+      for (Isa isa : lab::step04::kBuiltIsas)
         for (Blocks b : {Blocks::tiny, Blocks::odd}) out.push_back({r, isa, b, s});
     }
   }
@@ -179,7 +179,7 @@ TEST(Step09Reference, WorkedExamples) {
 TEST(Step09Infinity, InfiniteRowsColumnsAndBlocks) {
   const Shape shape{37, 41, 29, 2};
   auto tweak = [](lab::MatView A, lab::MatView B) { step09_testing::cut_paths(A, B, kInf); };
-  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic}) {
+  for (Isa isa : lab::step04::kIsas) {
     if (!lab::step04::isa_supported(isa)) continue;
     SCOPED_TRACE(lab::step04::isa_name(isa));
     const HostGemm<s9::MinPlus> g = product<s9::MinPlus>(isa, Blocks::odd);
@@ -201,11 +201,14 @@ TEST(Step09Infinity, InfiniteRowsColumnsAndBlocks) {
 TEST(Step09Infinity, NanAndMinusInfinityReadAsDocumented) {
   const Shape shape{45, 38, 70, 1};
   const uint64_t seed = lab::testing::fresh_seed();
-  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::generic}) {
+  for (Isa isa : lab::step04::kIsas) {
     if (!lab::step04::isa_supported(isa)) continue;
     SCOPED_TRACE(lab::step04::isa_name(isa));
-    SCOPED_TRACE("a NaN sum must be skipped: vminpd / vmaxpd return their second operand when either is NaN, so "
-                 "the sum goes first, min(sum, acc) (the handout's \"The kernels get the NaN rule for free\")");
+    SCOPED_TRACE(isa == Isa::neon
+                     ? "a NaN sum must be skipped: vminnmq_f64 / vmaxnmq_f64 (minNum) skip it, vminq_f64 / vmaxq_f64 "
+                       "return it (the handout's \"The kernels get the NaN rule for free\")"
+                     : "a NaN sum must be skipped: vminpd / vmaxpd return their second operand when either is NaN, "
+                       "so the sum goes first, min(sum, acc) (the handout's \"The kernels get the NaN rule for free\")");
     for (bool accumulate : {false, true}) {
       step09_testing::run_shape<s9::MinPlus>(product<s9::MinPlus>(isa, Blocks::odd), shape, accumulate, seed,
                                              step09_testing::scatter_specials(seed));
@@ -252,7 +255,7 @@ TEST(Step09Arguments, BadBlocksAndKernelsThrowAndWriteNothing) {
     lab::testing::expect_invalid_argument(
         [&](lab::MatView C) { s9::gemm_with<s9::MinPlus>(A.cview(), B.cview(), C, false, Isa::generic, bad.blocking); },
         C0, bad.name);
-  for (Isa isa : {Isa::avx512, Isa::avx2}) {
+  for (Isa isa : lab::step04::kSimdIsas) {
     if (lab::step04::isa_supported(isa)) continue;
     lab::testing::expect_invalid_argument(
         [&](lab::MatView C) { s9::gemm_with<s9::MinPlus>(A.cview(), B.cview(), C, false, isa, {8, 8, 8}); }, C0,

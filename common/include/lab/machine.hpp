@@ -15,7 +15,7 @@ struct CacheInfo {
 };
 CacheInfo cache_info();
 
-/// The widest SIMD this CPU runs: "avx512", "avx2", or "generic".
+/// The widest SIMD this CPU runs: "avx512", "avx2", "neon" (64-bit Arm), or "generic".
 std::string cpu_simd_level();
 
 /// Double-precision FMA throughput of this CPU in GFLOP/s with `threads` threads,

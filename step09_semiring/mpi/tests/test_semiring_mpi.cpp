@@ -93,7 +93,7 @@ std::string run_case(const Grid& g, const Case& c, uint64_t seed, const s9m::Opt
   // each rank chose its micro-kernel by timing them: which one computed its wrong block
   if (!mine.empty())
     mine = "rank " + std::to_string(me) + " ran the " + lab::step04::isa_name(lab::step04::best_isa()) +
-           " micro-kernel (" + lab::step04::kernel_choice().why + "; LAB_STEP04_KERNEL=avx512|avx2|generic picks one)\n" +
+           " micro-kernel (" + lab::step04::kernel_choice().why + "; LAB_STEP04_KERNEL=avx512|avx2|neon|generic picks one)\n" +
            mine;
   const std::string found = first_finding(mine);
   return found.empty() ? "" : describe(plan.grid(), c) + " (LAB_SEED=" + std::to_string(seed) + "):\n" + found;
