@@ -2,8 +2,8 @@
 //
 // What to do: fill in the marked place below (the contract is in
 // step04_simd/microkernel.hpp). Its test runs on any 64-bit Arm CPU (Grace,
-// Graviton, Ampere, Apple silicon under Linux); on x86-64 it is skipped, and
-// there the AVX2 and AVX-512 kernels are yours instead.
+// Graviton, Ampere, Apple silicon under Linux); a build for x86-64 leaves it
+// out, and there the AVX2 and AVX-512 kernels are yours instead.
 // Test:   ./lab test step04
 //
 // The tile is 8 x 6, as the AVX2 kernel's: a NEON register (float64x2_t)
@@ -27,6 +27,8 @@ static_assert(kMr <= lab::step04::kMaxMr && kNr <= lab::step04::kMaxNr,
 
 void kernel(int64_t kc, const double* a, const double* b, double beta, double* c, int64_t ldc) {
   // TODO: 24 accumulators; per p: 4 loads of A, 3 of B, 24 vfmaq_laneq_f64
+  //       vfmaq_laneq_f64(acc, a, v, lane) is acc + a * v[lane], and lane must be a literal (0 or 1):
+  //       write the 6 columns out. Zeros: vdupq_n_f64(0.0); acc + beta * C: vfmaq_n_f64(acc, c, beta).
   LAB_TODO("step04 NEON micro-kernel: 8 x 6 tile in 24 registers");
 }
 

@@ -3,15 +3,17 @@
 // What to do: write `update` for MinPlus and for MaxPlus below, as in
 // kernel_avx512.cpp but on 2 doubles (a NEON register, float64x2_t). The
 // kernel around them is step04's 8 x 6 tile in 24 registers
-// (vector_kernel.hpp). Its test runs on any 64-bit Arm CPU; on x86-64 it is
-// skipped, and there the AVX2 and AVX-512 kernels are yours instead.
+// (vector_kernel.hpp). Its test runs on any 64-bit Arm CPU; a build for
+// x86-64 leaves it out, and there the AVX2 and AVX-512 kernels are yours instead.
 // Test:   ./lab test step09
 //
 // The NaN rule comes from the instruction you choose. vminnmq_f64 (FMINNM,
-// IEEE 754's minNum) returns the number when one operand is a NaN, on either
-// side; vminq_f64 (FMIN) returns the NaN. The accumulators start at the zero
-// and only ever take numbers, so the first skips a NaN sum (semiring.hpp: NaN
-// reads as the zero) and the second would spread it to C.
+// IEEE 754's minNum) returns the number when one operand is a quiet NaN, on
+// either side; vminq_f64 (FMIN) returns the NaN. A sum is never a signalling
+// NaN, and the accumulators start at the zero and only ever take numbers, so
+// the first skips a NaN sum (semiring.hpp: NaN reads as the zero) and the
+// second would spread it to C. (C itself may hold a signalling NaN, which
+// FMINNM would not skip: fold compares and selects instead, as vminpd does.)
 #include <cstdint>
 
 #include "lab/todo.hpp"
@@ -53,7 +55,7 @@ struct Ops<MinPlus> {
     // TODO: vaddq_f64, then vminnmq_f64(sum, acc) (minNum: a NaN sum is skipped; vminq_f64 is not)
     LAB_TODO("step09 NEON MinPlus update: acc <- min(a + b, acc)");
   }
-  static float64x2_t fold(float64x2_t c, float64x2_t acc) { return vminnmq_f64(c, acc); }
+  static float64x2_t fold(float64x2_t c, float64x2_t acc) { return vbslq_f64(vcltq_f64(c, acc), c, acc); }
 };
 
 template <>
@@ -63,7 +65,7 @@ struct Ops<MaxPlus> {
     // TODO: as MinPlus, with vmaxnmq_f64
     LAB_TODO("step09 NEON MaxPlus update: acc <- max(a + b, acc)");
   }
-  static float64x2_t fold(float64x2_t c, float64x2_t acc) { return vmaxnmq_f64(c, acc); }
+  static float64x2_t fold(float64x2_t c, float64x2_t acc) { return vbslq_f64(vcgtq_f64(c, acc), c, acc); }
 };
 
 #include "vector_kernel.hpp"

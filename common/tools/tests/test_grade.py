@@ -191,6 +191,23 @@ class Grade(unittest.TestCase):
         self.assertIn("  not implemented yet: step02 transpose_scaled", p.stdout)
         self.assertIn("  and still in your files: step02 dgemm (step02_transpose/transpose.cpp)\n", p.stdout)
 
+    def test_the_todos_left_are_those_a_build_here_compiles(self):
+        # step04's skeleton: the NEON kernel's TODO is Arm's, the AVX kernels' x86's
+        sys.path.insert(0, str(GRADE.parent))
+        import grade
+        root = self.tmp / "todos"
+        files = ["step04_simd/pack.cpp", "step04_simd/kernel_avx2.cpp", "step04_simd/kernel_avx512.cpp",
+                 "step04_simd/kernel_neon.cpp"]
+        for rel in files:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(f'void f() {{\n  LAB_TODO("step04 {rel}");\n}}\n')
+        (root / "common").mkdir()
+        (root / grade.STUDENT_FILES).write_text("\n".join(files) + "\n")
+        x86 = {rel for rel, _ in grade.todos_left("step04_simd", root, machine="x86_64")}
+        arm = {rel for rel, _ in grade.todos_left("step04_simd", root, machine="aarch64")}
+        self.assertEqual(x86, {"step04_simd/pack.cpp", "step04_simd/kernel_avx2.cpp", "step04_simd/kernel_avx512.cpp"})
+        self.assertEqual(arm, {"step04_simd/pack.cpp", "step04_simd/kernel_neon.cpp"})
+
     def test_a_speed_test_that_passed_shows_its_margin(self):
         out = ("[ RUN      ] Step02Speed.TwiceTheDots\nn = 512, 1 thread(s): transposed dot 18.80, step02 38.56 GFLOP/s "
                "(2.05x)\n[       OK ] Step02Speed.TwiceTheDots (1927 ms)\n[  PASSED  ] 1 test.\n")
