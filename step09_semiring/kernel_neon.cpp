@@ -68,7 +68,18 @@ struct Ops<MaxPlus> {
   static float64x2_t fold(float64x2_t c, float64x2_t acc) { return vbslq_f64(vcgtq_f64(c, acc), c, acc); }
 };
 
+// GCC schedules instructions before it allocates registers on Arm (not on
+// x86): it then hoists the 24 adds of a k step ahead of their mins, and the
+// sums no longer fit beside the 24 accumulators: they go to the stack. In the
+// order of the source, one temporary suffices (24 + 4 of A + 1 of B + 1).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("no-schedule-insns")
+#endif
 #include "vector_kernel.hpp"
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 constexpr int kV = 4, kNr = 6;  // step04's NEON tile: 8 x 6
 static_assert(kV * Q::kWidth <= lab::step09::kMaxMr && kNr <= lab::step09::kMaxNr,

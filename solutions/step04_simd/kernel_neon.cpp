@@ -34,12 +34,16 @@ void kernel(int64_t kc, const double* a, const double* b, double beta, double* c
     __builtin_prefetch(cj);
     __builtin_prefetch(cj + kMr - 1);
   }
+  // (The loops over j and v are unrolled whole, so that acc lives in registers.)
   float64x2_t acc[kNr][4];  // acc[j][v]: rows 2v and 2v + 1 of column j
-  for (auto& column_j : acc)
-    for (float64x2_t& x : column_j) x = vdupq_n_f64(0.0);
+#pragma GCC unroll 6
+  for (int j = 0; j < kNr; ++j)
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v) acc[j][v] = vdupq_n_f64(0.0);
   for (int64_t p = 0; p < kc; ++p, a += kMr, b += kNr) {
     const float64x2_t av[4] = {vld1q_f64(a), vld1q_f64(a + 2), vld1q_f64(a + 4), vld1q_f64(a + 6)};
     const float64x2_t bv[3] = {vld1q_f64(b), vld1q_f64(b + 2), vld1q_f64(b + 4)};
+#pragma GCC unroll 4
     for (int v = 0; v < 4; ++v) {  // column j takes lane j % 2 of bv[j / 2] (a lane is a constant)
       acc[0][v] = vfmaq_laneq_f64(acc[0][v], av[v], bv[0], 0);
       acc[1][v] = vfmaq_laneq_f64(acc[1][v], av[v], bv[0], 1);
@@ -49,11 +53,16 @@ void kernel(int64_t kc, const double* a, const double* b, double beta, double* c
       acc[5][v] = vfmaq_laneq_f64(acc[5][v], av[v], bv[2], 1);
     }
   }
-  for (int j = 0; j < kNr; ++j, c += ldc) {
-    for (int v = 0; v < 4; ++v) {
-      // beta == 0: C is not read (it may hold NaN)
-      vst1q_f64(c + 2 * v, beta == 0.0 ? acc[j][v] : vfmaq_n_f64(acc[j][v], vld1q_f64(c + 2 * v), beta));
-    }
+  if (beta == 0.0) {  // C is not read: it may hold NaN
+#pragma GCC unroll 6
+    for (int j = 0; j < kNr; ++j, c += ldc)
+#pragma GCC unroll 4
+      for (int v = 0; v < 4; ++v) vst1q_f64(c + 2 * v, acc[j][v]);
+  } else {
+#pragma GCC unroll 6
+    for (int j = 0; j < kNr; ++j, c += ldc)
+#pragma GCC unroll 4
+      for (int v = 0; v < 4; ++v) vst1q_f64(c + 2 * v, vfmaq_n_f64(acc[j][v], vld1q_f64(c + 2 * v), beta));
   }
   // LAB:SKELETON
   LAB_TODO("step04 NEON micro-kernel: 8 x 6 tile in 24 registers");
