@@ -29,6 +29,7 @@ void kernel(int64_t kc, const double* a, const double* b, double beta, double* c
   // TODO: 24 accumulators; per p: 4 loads of A, 3 of B, 24 vfmaq_laneq_f64
   //       vfmaq_laneq_f64(acc, a, v, lane) is acc + a * v[lane], and lane must be a literal (0 or 1):
   //       write the 6 columns out. Zeros: vdupq_n_f64(0.0); acc + beta * C: vfmaq_n_f64(acc, c, beta).
+  //       Loops over the tile: #pragma GCC unroll, else the tile lives on the stack (objdump -d shows it).
   LAB_TODO("step04 NEON micro-kernel: 8 x 6 tile in 24 registers");
 }
 

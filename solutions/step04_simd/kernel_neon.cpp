@@ -29,6 +29,7 @@ void kernel(int64_t kc, const double* a, const double* b, double beta, double* c
   // LAB:SOLUTION-BEGIN  24 accumulators; per p: 4 loads of A, 3 of B, 24 vfmaq_laneq_f64
   // LAB:HINT  vfmaq_laneq_f64(acc, a, v, lane) is acc + a * v[lane], and lane must be a literal (0 or 1):
   // LAB:HINT  write the 6 columns out. Zeros: vdupq_n_f64(0.0); acc + beta * C: vfmaq_n_f64(acc, c, beta).
+  // LAB:HINT  Loops over the tile: #pragma GCC unroll, else the tile lives on the stack (objdump -d shows it).
   // Ask for the tile of C now, so that it arrives while the multiply-adds run.
   for (const double* cj = c; cj != c + kNr * ldc; cj += ldc) {
     __builtin_prefetch(cj);
