@@ -43,7 +43,9 @@ def parse_marker(line):
 
 def student_tree():
     try:
-        out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        # tracked files and new ones not yet added (a copy whose index lags its files)
+        out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout
         files = out.splitlines()
     except (OSError, subprocess.CalledProcessError):  # a release tree: no .git
         files = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file()
