@@ -453,7 +453,7 @@ def cmd_check(args):
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             if p.returncode != 0 or not js.is_file():
                 fail(f"the checker failed on {step} {spec}: {p.stdout.strip()[-500:]}")
-            verdict = json.loads(js.read_text())
+            verdict = json.loads(js.read_text(errors="replace"))
             verdict["variant"] = (f"{variant}.np{ranks}" if ranks else variant) + suffix
             if suffix:
                 all_or_nothing(verdict, env)
@@ -1178,6 +1178,7 @@ def crash_lines(test, log):
     if any("died with signal" in l for l in lines):
         lines.append(f"find the line: {asan_command(test, log)}")
     return lines
+
 
 
 FAILURE_AT = re.compile(r"(?:^|\s|/)([\w.+-]+):(\d+): Failure\s*$")
@@ -1949,7 +1950,21 @@ FORBIDDEN_CALLS = [
      "a vendor BLAS", None),
     (r"^(?:dlopen|dlmopen|dlsym|dlvsym|dladdr1?|dlinfo|dl_iterate_phdr|_dl_\w+|_r_debug)$",
      "the dynamic loader (a function found by name at run time)", None),
+    # another program (a vendor BLAS behind the grader's pipe) or the kernel asked directly
+    (r"^(?:_?_?fork|vfork|_Fork|clone3?|exec(?:l|le|lp|v|ve|vp|vpe|veat)|fexecve|system|popen|posix_spawnp?|"
+     r"syscall|ptrace|prctl|seccomp|process_vm_\w+)$",
+     "another program, or the system asked directly", None),
+    # a signal: a way to stall the program's answer from another thread
+    (r"^(?:kill|killpg|tgkill|tkill|pthread_kill|pthread_sigqueue|raise|sigqueue|sigaction|signal|sigset|"
+     r"bsd_signal|sysv_signal|alarm|setitimer|timer_create)$",
+     "a signal", None),
 ]
+# System calls made by the object's own instructions (inline assembly), which
+# no symbol shows: x86's syscall, sysenter, int 0x80; Arm's svc.
+SYSTEM_CALL_INSTRUCTION = re.compile(r"\t(?:syscall|sysenter|int\s+\$0x80|svc\s)")
+# Names a graded file may define outside C++ (unmangled) where its compiler
+# makes them: nvcc's registration of a .cu file's kernels.
+COMPILER_C_NAMES = re.compile(r"^(?:__cuda\w*|__fatbin\w*|__nv\w*|_GLOBAL__\w*)$")
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".inc")
 
 
@@ -1978,6 +1993,36 @@ def nm_symbols(obj, timeout=120):
         if m:
             out.append((m.group(1), m.group(2)))
     return out
+
+
+def c_definitions(obj, timeout=120):
+    """The names an object defines for the whole program outside C++ (global,
+    not mangled: `write`, `read`, `clock_gettime`), which would take the place
+    of the C library's or the system's for every caller; None without nm."""
+    try:
+        p = subprocess.run(["nm", "--defined-only", "--extern-only", str(obj)], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True, errors="replace", timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    names = []
+    for line in p.stdout.splitlines():
+        m = re.match(r"^(?:[0-9a-fA-F]+)?\s+[A-Za-z]\s+(\S+)$", line)
+        # (a name with a dot is the compiler's own: DW.ref.__gxx_personality_v0, .gomp_critical_user_x)
+        if m and re.fullmatch(r"[A-Za-z_]\w*", m.group(1)) and not m.group(1).startswith("_Z") \
+                and not COMPILER_C_NAMES.match(m.group(1)):
+            names.append(m.group(1))
+    return names
+
+
+def system_call_instructions(obj, timeout=120):
+    """Whether an object's machine code makes a system call itself (inline
+    assembly); False where objdump is missing or cannot read it."""
+    try:
+        p = subprocess.run(["objdump", "-d", str(obj)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True, errors="replace", timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return bool(SYSTEM_CALL_INSTRUCTION.search(p.stdout))
 
 
 def forbidden_in(symbols):
@@ -2059,6 +2104,12 @@ def call_findings(tree, build, files, objects=None):
                 out.setdefault(rel, []).append((1, why))
         for name, what in forbidden_in(symbols):
             out.setdefault(rel, []).append((line_of(tree / rel, name), f"it calls {short_name(name)} ({what})"))
+        for name in c_definitions(obj) or []:
+            out.setdefault(rel, []).append(
+                (line_of(tree / rel, name), f"it defines {name} outside C++ (extern \"C\" or an asm name), which "
+                                            f"would replace the C library's or the system's {name} in the whole program"))
+        if system_call_instructions(obj):
+            out.setdefault(rel, []).append((1, "it makes a system call with its own instructions (inline assembly)"))
         for d in read:
             p = pathlib.Path(d)
             if p.suffix in SOURCE_SUFFIXES and tree in p.parents and str(p.relative_to(tree)) not in ours \

@@ -48,13 +48,27 @@
 // ...): rank 0 reads the inputs and answers, every rank runs the student's code.
 // Kind grid asks the step's choose_grid(p, m, n, k) (p in the request's kb) and
 // checks the grid against the rule the handout states, in the checker's own loop.
+// A variant that needs no GPU and no launcher runs its step program under a
+// system-call filter (seccomp) that lets it start no other program: a step
+// program that tries (a vendor BLAS built and started behind the pipe) is
+// killed, and its case fails saying so.
 // The verdicts go to OUT (JSON); nothing the step program prints counts.
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#define LAB_EXEC_FILTER 1
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -174,6 +188,70 @@ void become(const Options& o) {  // in a child: the grading account, if one was 
     _exit(126);
 }
 
+// In the child, as its last step before the step program starts: execve at
+// `path`, and from then on no other program. The filter lets execve through
+// only for the filename at that address, a page at a random place of this
+// child's memory that the exec replaces (the step program cannot know it, and
+// a wrong guess is its end); any other execve, and every execveat, kills the
+// process (SIGSYS). Where the kernel has no seccomp, the program starts
+// unfiltered (the grader's check of what the student's objects call still holds).
+[[noreturn]] void exec_alone(const std::string& path, std::vector<char*>& argv) {
+#ifdef LAB_EXEC_FILTER
+  const size_t page = 4096;
+  void* at = MAP_FAILED;
+  for (int attempt = 0; attempt < 8 && at == MAP_FAILED; ++attempt) {
+    uint64_t r = 0;
+    const int fd = open("/dev/urandom", O_RDONLY);
+    if (fd >= 0 && read(fd, &r, sizeof r) != static_cast<ssize_t>(sizeof r)) r = 0;
+    if (fd >= 0) close(fd);
+    void* hint = reinterpret_cast<void*>((uint64_t(1) << 32) + (r % ((uint64_t(1) << 46) - (uint64_t(1) << 32))) / page * page);
+    at = mmap(hint, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  }
+  if (at != MAP_FAILED && path.size() < page) {
+    char* name = static_cast<char*>(at);
+    std::memcpy(name, path.c_str(), path.size() + 1);
+    const auto addr = reinterpret_cast<uint64_t>(name);
+#if defined(__x86_64__)
+    constexpr uint32_t arch = AUDIT_ARCH_X86_64;
+#else
+    constexpr uint32_t arch = AUDIT_ARCH_AARCH64;
+#endif
+#ifdef SECCOMP_RET_KILL_PROCESS
+    constexpr uint32_t kill_it = SECCOMP_RET_KILL_PROCESS;
+#else
+    constexpr uint32_t kill_it = SECCOMP_RET_KILL;
+#endif
+    const uint32_t lo = static_cast<uint32_t>(addr), hi = static_cast<uint32_t>(addr >> 32);
+    sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, kill_it),  // another ABI (x86's 32-bit calls)
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, kill_it),  // x32's numbers
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, kill_it),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0])),  // (little-endian: the low half)
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, lo, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, kill_it),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0]) + 4),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, hi, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, kill_it),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog prog{static_cast<unsigned short>(sizeof code / sizeof code[0]), code};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0) {
+      execve(name, argv.data(), environ);
+      _exit(127);
+    }
+  }
+#endif
+  execv(path.c_str(), argv.data());
+  _exit(127);
+}
+
 // Every process of the account, detached ones included: a child that becomes
 // the account and signals all it may (kill(-1) spares only itself).
 void kill_account(const Options& o) {
@@ -242,6 +320,19 @@ struct Inputs {
   Matrix A, B, C0;
 };
 
+// The program's message as the report shows it: printable ASCII (other bytes
+// as '?'), at most 400 characters, and never empty: every status but kDone is
+// a failure, and a failure's reason is never "" (which reads as a pass).
+std::string said(const std::string& msg) {
+  std::string out;
+  for (const char ch : msg.substr(0, 400)) {
+    const auto c = static_cast<unsigned char>(ch);
+    out += (c >= 0x20 && c < 0x7f) ? ch : (c == '\n' || c == '\t') ? ' ' : '?';
+  }
+  if (out.find_first_not_of(' ') == std::string::npos) out = "(it gave no message)";
+  return out;
+}
+
 // One request answered by a fresh process of the step program: the inputs go
 // in through one pipe, the reply and C come back through another.
 Outcome serve(const Options& o, const lab::wire::Request& rq, const Inputs& inputs, Clock::time_point deadline) {
@@ -269,12 +360,16 @@ Outcome serve(const Options& o, const lab::wire::Request& rq, const Inputs& inpu
     become(o);
     setenv("OMP_NUM_THREADS", "1", 1);
     setenv("TMPDIR", tmp.path.c_str(), 1);
+    setenv("HOME", tmp.path.c_str(), 1);  // (not the grader's: nothing of the account's outlives the case)
     for (const std::string& e : o.env) setenv(e.substr(0, e.find('=')).c_str(), e.substr(e.find('=') + 1).c_str(), 1);
     std::vector<std::string> words = o.launch;
     words.insert(words.end(), {o.runner, "--serve", o.variant});
     std::vector<char*> argv;
     for (std::string& w : words) argv.push_back(w.data());
     argv.push_back(nullptr);
+    // a CPU variant's program alone starts no other program (exec_alone); a
+    // launcher (mpiexec) starts the ranks, and a GPU's driver may start its helpers
+    if (o.launch.empty() && o.needs.empty() && o.runner.find('/') != std::string::npos) exec_alone(o.runner, argv);
     execvp(argv[0], argv.data());
     _exit(127);
   }
@@ -378,12 +473,15 @@ Outcome serve(const Options& o, const lab::wire::Request& rq, const Inputs& inpu
   kill_account(o);
   if (!out.failure.empty()) return out;
   if (!complete()) {
-    out.failure = "no answer: " + signal_text(status) + (status == 127 << 8 ? " (the program is missing)" : "");
+    out.failure = "no answer: " + signal_text(status) + (status == 127 << 8 ? " (the program is missing)" : "") +
+                  (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS
+                       ? " (it tried to start another program, which the grader's filter forbids a step program)"
+                       : "");
     if (!o.launch.empty() && WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL) out.launcher_signal = WTERMSIG(status);
     return out;
   }
   out.answered = true;
-  out.msg = got.substr(head);
+  out.msg = said(got.substr(head));
   out.seconds = std::chrono::duration<double>(finished - (sent == Clock::time_point{} ? finished : sent)).count();
   return out;
 }
@@ -694,7 +792,12 @@ std::string speed_case(const Options& o, const Speed& sp, Clock::time_point dead
     s1 = std::min(s1, one);
     sk = std::min(sk, many);
   }
-  const double best = std::max((sk - s1) / static_cast<double>(K), 1e-9);  // faster than the clock sees: fine
+  // One product: the difference of 1 + K and 1, but never less than the 1 + K
+  // products' whole time spread over them. The program cannot make its time
+  // shorter than its work, only longer: one that stalls where it sees a single
+  // call (to shrink the difference) gains nothing then; an honest one loses
+  // only its first call's own costs over 1 + K (well under 1 %).
+  const double best = std::max({(sk - s1) / static_cast<double>(K), sk / static_cast<double>(1 + K), 1e-9});
   const double ratio = t_ref / best;
   std::ostringstream s;
   s.precision(2);
@@ -771,7 +874,12 @@ std::string gpu_speed_case(const Options& o, const Speed& sp, Clock::time_point 
   const double t_ref = (rk - r1) / static_cast<double>(K);
   if (t_ref <= 0) throw GraderError("the reference " + sp.reference + " could not be timed (1 and " +
                                     std::to_string(1 + K) + " products took the same time)");
-  const double t_student = std::max((sk - s1) / static_cast<double>(K), 1e-9);  // faster than the clock sees: fine
+  // As speed_case, but the floor is the time past the reference's one call: a
+  // GPU program's first call carries its start (a context, a handle), which
+  // the reference's carries too. A program that stalls where it sees a single
+  // call gains at most one product over 1 + K.
+  const double t_student =
+      std::max({(sk - s1) / static_cast<double>(K), (sk - r1) / static_cast<double>(1 + K), 1e-9});
   const double ratio = t_ref / t_student;
   std::ostringstream s;
   s.precision(2);

@@ -16,6 +16,14 @@ FAKE_MODE:
   scaled:SECONDS    the first call's C times 2^(repeat - 1) (a kernel that
                     remembers its first answer and scales it, against inputs
                     that were only doubled)
+  stall:SECONDS:EXTRA
+                    as product, but sleeps EXTRA more where the request has one
+                    call (a program that stalls its one-call answers, so that
+                    the 1 + K calls look little longer than one)
+  exec              starts another program in its place (itself as product:0,
+                    which would answer right)
+  spawn             starts a child program (true); answers as product:0 where
+                    the child could not run, else an error
   no_device:WHY     answers kNoDevice with WHY (a machine without the GPU)
   no_variant:WHY    answers kNoVariant with WHY (a build without the variant)
   done              computes nothing and answers kDone (the reference's "gpu")
@@ -31,7 +39,7 @@ REQUEST = struct.Struct("<Q7q2dq3qqq8qqQq")  # magic, m n k kb lda ldb ldc, alph
 REPLY = struct.Struct("<Qqq")
 REQUEST_MAGIC, REPLY_MAGIC = 0x344B43454843424C, 0x3159524C5045524C
 MASK = (1 << 64) - 1
-DONE, NO_VARIANT, NO_DEVICE = 0, 4, 5
+DONE, OTHER_ERROR, NO_VARIANT, NO_DEVICE = 0, 3, 4, 5
 
 
 def read(n):
@@ -68,6 +76,9 @@ def elements(ld, cols):
 def main():
     out = os.fdopen(os.dup(1), "wb")
     mode, _, arg = os.environ.get("FAKE_MODE", "product:0").partition(":")
+    if mode == "exec":
+        os.environ["FAKE_MODE"] = "product:0"
+        os.execv(sys.executable, [sys.executable, os.path.abspath(__file__)] + sys.argv[1:])
     arg, _, start = arg.partition(":")
     f = REQUEST.unpack(read(REQUEST.size))
     magic, m, n, k, kb, lda, ldb, ldc, alpha, beta, repeat = f[:11]
@@ -86,7 +97,17 @@ def main():
         status, msg = NO_DEVICE, arg.encode()
     elif mode == "no_variant":
         status, msg = NO_VARIANT, arg.encode()
-    elif mode in ("product", "stale", "scaled"):
+    elif mode == "spawn":
+        import subprocess
+        if subprocess.run(["true"]).returncode == 0:
+            status, msg, mode = OTHER_ERROR, b"the child program ran", ""
+        else:
+            mode, arg = "product", "0"
+    if mode in ("product", "stale", "scaled", "stall"):
+        if mode == "stall":
+            mode = "product"
+            time.sleep(float(start) if repeat <= 1 else 0.0)
+            start = ""
         time.sleep(float(start or 0))
         last, scale = max(repeat, 1) - 1, 1.0
         if mode == "product" and last > 0:  # the last call's inputs

@@ -26,7 +26,10 @@ class Checker(unittest.TestCase):
         self.student = self.tmp / "student"  # a program of its own, so each side gets its own FAKE_MODE
         self.reference = self.tmp / "reference"
         for path, mode in ((self.student, "STUDENT"), (self.reference, "REFERENCE")):
-            path.write_text(f"#!/bin/sh\nFAKE_MODE=\"$FAKE_{mode}\" exec {sys.executable} {FAKE} \"$@\"\n")
+            # (Python itself, not a shell that starts it: a CPU variant's program may start no other program)
+            path.write_text(f"#!{sys.executable}\nimport os, runpy, sys\n"
+                            f"os.environ['FAKE_MODE'] = os.environ.get('FAKE_{mode}', '')\n"
+                            f"runpy.run_path({str(FAKE)!r}, run_name='__main__')\n")
             path.chmod(0o755)
 
     def check(self, student, reference=None, extra=(), kind="gemm"):
@@ -59,6 +62,31 @@ class Checker(unittest.TestCase):
         self.assertIn("repeat=1", repeats)
         self.assertIn("repeat=21", repeats)  # sizing K
         self.assertGreater(len(repeats), 2, repeats)  # and 1 + K
+
+    def test_a_program_that_stalls_its_one_call_answers_gains_nothing(self):
+        # twice as slow as the reference (40 ms a product against 20), but 2 s slower
+        # where it sees a single call: 1 + K calls minus 1 call alone would read as
+        # faster than the reference; the floor (its 1 + K products' time) says 0.5x
+        cases = self.check("stall:0.040:2", "product:0.020", ["--speed", "cublas,24,1.0"])
+        self.assertFalse(cases[-1]["passed"], cases[-1])
+        self.assertIn("too slow", cases[-1]["why"])
+        self.assertLess(float(cases[-1]["why"].split("too slow: ")[1].split("x")[0]), 0.6, cases[-1])
+
+    def test_a_cpu_variants_program_may_start_no_other_program(self):
+        # a program that starts another in its place (a vendor BLAS built and run behind the pipe) is killed
+        cases = self.check("exec", None)
+        self.assertTrue(cases and not any(c["passed"] for c in cases), cases)
+        self.assertIn("start another program", cases[0]["why"])
+        # a child it starts cannot run a program either (the program itself goes on, and answers here)
+        cases = self.check("spawn", None)
+        self.assertTrue(cases and not any("child program ran" in c["why"] for c in cases), cases[0])
+        self.assertTrue(cases[0]["passed"], cases[0])
+
+    def test_a_message_that_is_empty_or_not_text_still_fails(self):
+        # a status that is not kDone with an empty message (an empty reason used to read as a pass)
+        cases = self.check("no_variant:", None)
+        self.assertTrue(cases and not any(c["passed"] for c in cases), cases)
+        self.assertIn("no message", cases[0]["why"])
 
     def test_a_speed_case_on_host_matrices_pins_them_and_drops_the_cap(self):
         # step07's: cuBLASXt against the variant, both on pinned host matrices; the correctness
