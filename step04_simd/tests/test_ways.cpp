@@ -296,7 +296,10 @@ TEST(Step04Ways, SameBitsForAnyWays) {
   // A product big enough for dealt blocks at 8 and 16 threads, by dgemm's own
   // choice: that depends on the kernel's mr x nr and this CPU's caches (an
   // 8 x 6 kernel, AVX2's or the ThreadSanitizer build's generic one, needs a
-  // bigger product than AVX-512's 16 x 14), so the first of these sizes that gets them.
+  // bigger product than AVX-512's 16 x 14), so the first of these sizes that
+  // gets them. Where L2 holds fewer than kDealtMinSide rows of A (512 KiB, an
+  // AVX2 kernel: mc 96), dgemm deals no blocks at any size; there they are
+  // forced, mc rows by kDealtMinSide columns, so that the path is still run.
   const auto uk = lab::step04::microkernel(lab::step04::best_isa());
   const auto blk = lab::step04::default_blocking(lab::step04::best_isa());
   const int64_t thin = 40;
@@ -308,21 +311,32 @@ TEST(Step04Ways, SameBitsForAnyWays) {
       break;
     }
   }
-  ASSERT_NE(big, 0) << "no product of 1100, 1600 or 2400 squared (k = 40) gets dealt blocks at 8 and 16 threads "
-                    << "with the " << lab::step04::isa_name(uk.isa) << " kernel (" << uk.mr << " x " << uk.nr << ")";
+  const bool forced = big == 0;
+  if (forced) {
+    ASSERT_LT(blk.mc, lab::step04::kDealtMinSide)
+        << "no product of 1100, 1600 or 2400 squared (k = 40) gets dealt blocks at 8 and 16 threads with the "
+        << lab::step04::isa_name(uk.isa) << " kernel (" << uk.mr << " x " << uk.nr << "), though mc is " << blk.mc;
+    big = 1100;
+  }
   lab::Matrix A2(big, thin), B2(thin, big), C2(big, big);
   A2.fill_random(seed + 6), B2.fill_random(seed + 7), C2.fill_random(seed + 8);
   omp_set_num_threads(1);
   lab::Matrix one2 = C2.clone();
   lab::step04::dgemm(1.0, A2.cview(), B2.cview(), 1.0, one2.view());
   for (int threads : {8, 16}) {
-    const Layout l = lab::step04::layout_for_call(threads, big, big, thin, uk.mr, uk.nr, blk);
+    Layout l = lab::step04::layout_for_call(threads, big, big, thin, uk.mr, uk.nr, blk);
+    if (forced) {
+      lab::step04::force_dealt(lab::step04::DealtBlocks{threads, blk.mc, lab::step04::kDealtMinSide});
+      l = lab::step04::layout_for_call(threads, big, big, thin, uk.mr, uk.nr, blk);
+    }
     ASSERT_TRUE(l.dealt) << lab::step04::describe_for(l, big, big);
     omp_set_num_threads(threads);
     lab::Matrix many = C2.clone();
     lab::step04::dgemm(1.0, A2.cview(), B2.cview(), 1.0, many.view());
+    lab::step04::force_dealt(std::nullopt);
     EXPECT_EQ(0, std::memcmp(one2.data(), many.data(), sizeof(double) * one2.size()))
         << threads << " threads on " << lab::step04::describe_for(l, big, big)
+        << (forced ? " (forced: this CPU's L2 makes mc too small to deal by choice)" : "")
         << " give other bits than one thread: a block skipped, computed twice, or a race?";
   }
   omp_set_num_threads(saved);
