@@ -152,12 +152,21 @@ lab::step04::KernelChoice decide() {
     if (lab::step04::isa_supported(isa)) isas.push_back(isa);
   std::vector<double> best(isas.size(), 0.0);
   std::vector<std::string> missing(isas.size());
+  // Under the lab's tests (LAB_TESTING, which ctest sets) each student kernel's
+  // first timing is announced, and the choice when it is made: a kernel that
+  // crashes or never returns here, inside whatever test made the first
+  // product, is then named by ./lab test's summary as the kernel choice's.
+  const bool announce = std::getenv("LAB_TESTING") != nullptr;
   // Three rounds, alternating, best of each, on this thread's CPU time: what
   // load elsewhere on the machine leaves is a kernel's own speed (the caches
   // and the clock it shares with the others). About 50 ms in all.
   for (int round = 0; round < 3; ++round) {
     for (size_t i = 0; i < isas.size(); ++i) {
       if (!missing[i].empty()) continue;
+      if (announce && round == 0 && isas[i] != Isa::generic) {
+        std::printf("lab: timing the %s micro-kernel for the kernel choice\n", lab::step04::isa_name(isas[i]));
+        std::fflush(stdout);
+      }
       try {
         best[i] = std::max(best[i], kernel_gflops(isas[i], 0.004));
       } catch (const std::exception& e) {  // a kernel still to be written (LAB_TODO)
@@ -178,6 +187,10 @@ lab::step04::KernelChoice decide() {
     if (i + 1 < isas.size()) why += ",";
   }
   why += " GFLOP/s";
+  if (announce) {
+    std::printf("lab: kernel choice made: %s\n", lab::step04::isa_name(isas[pick]));
+    std::fflush(stdout);
+  }
   return {isas[pick], why};
 }
 

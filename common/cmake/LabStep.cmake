@@ -216,7 +216,9 @@ function(lab_add_step step)
     endif()
 
     # -- tests
-    set(_env "LAB_IMPL=${impl}")
+    # LAB_TESTING: a program under the lab's tests names what given code is
+    # running of the student's (step04's kernel choice), for a crash's summary
+    set(_env "LAB_IMPL=${impl}" "LAB_TESTING=1")
     if(S_BACKEND STREQUAL "mpi")
       list(APPEND _env ${LAB_MPI_ENV})
     endif()

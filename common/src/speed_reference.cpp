@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "lab/check.hpp"
 #include "lab/gemm_args.hpp"
 #include "lab/machine.hpp"
 #include "lab/timer.hpp"
@@ -60,6 +61,18 @@ double speedup(int64_t n, const char* reference_name, const Gemm& reference, con
                                       [&] { test(1.0, A.cview(), B.cview(), 0.5, C.view()); }});
   std::printf("n = %lld, %d thread(s): %s %.2f, %s %.2f GFLOP/s (%.2fx)\n", (long long)n, max_threads(),
               reference_name, gflops(n, n, n, t[0]), test_name, gflops(n, n, n, t[1]), t[0] / t[1]);
+  // A speed counts only for a right product: one more call, checked (Freivalds,
+  // O(n^2)), so that a kernel that skips work or reads out of bounds fails here too.
+  Matrix C0 = C.clone();
+  test(1.0, A.cview(), B.cview(), 0.5, C.view());
+  const CheckResult r = freivalds_check(1.0, A.cview(), B.cview(), 0.5, C0.cview(), C.cview());
+  if (!r.ok) {
+    std::printf("%s's product is wrong (a randomized check of C failed), so its speed does not count: "
+                "fix the correctness tests first\n",
+                test_name);
+    std::fflush(stdout);
+    return 0.0;
+  }
   std::fflush(stdout);
   return t[0] / t[1];
 }

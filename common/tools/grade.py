@@ -1175,10 +1175,21 @@ def crash_lines(test, log):
                      "as past the end of a matrix, in this test or one before it")
     if ending and ending[0] == "timeout":
         lines.append(f"timed out after {ending[1]:.0f} s{where}")
+    timing = KERNEL_TIMING.findall(out)
+    if timing and timing[-1][0] and any("died with signal" in l or l.startswith("timed out") for l in lines):
+        isa = timing[-1][0]
+        lines.append(f"it ended while the kernel choice timed your {isa} micro-kernel (kernel_{isa}.cpp), which the "
+                     f"program's first product does, whatever the test: that kernel crashed or never returned; its own "
+                     f"test (Step04MicroKernel.KeepsItsContract/{isa}) calls it directly")
     if any("died with signal" in l for l in lines):
         lines.append(f"find the line: {asan_command(test, log)}")
     return lines
 
+
+# step04's kernel choice under the lab's tests (dispatch.cpp): "lab: timing the avx2 micro-kernel for the kernel
+# choice" before each kernel's first timing, "lab: kernel choice made: avx2" after; the last is (isa, "") or ("", isa)
+KERNEL_TIMING = re.compile(r"^lab: (?:timing the (\w+) micro-kernel for the kernel choice|kernel choice made: (\w+))$",
+                           re.M)
 
 
 FAILURE_AT = re.compile(r"(?:^|\s|/)([\w.+-]+):(\d+): Failure\s*$")
@@ -1188,16 +1199,31 @@ TRACE_LINE = re.compile(r"^\S+:\d+: (.+)$")  # a GoogleTest trace line: file:lin
 BOOLEAN_NOISE = re.compile(r"^(Value of: .*|  Actual: (true|false)|Expected: (true|false))$")
 
 
+RUN_LINE = re.compile(r"^\[ RUN      \] (\S+)")
+# the tests of one piece of a step: step04's and step09's packing and micro-kernels
+PIECE_TEST = re.compile(r"(?:Pack|MicroKernel)\w*\.")
+
+
 def first_failure(output, most=4):
     """The first GoogleTest failure in a program's output: (file:line, its first
     `most` lines), or None. The test's own message is shown without GoogleTest's
     lines about the operands, unless there is no message; it ends at the next
     case, failure or trace."""
     lines = output.splitlines()
+    # The first failure of a test of one piece (the packing, a micro-kernel)
+    # where there is one: it names the piece, where a whole product only shows
+    # what the broken piece did to C. Else the first failure.
+    test, at = "", []
     for i, line in enumerate(lines):
+        run = RUN_LINE.match(line)
+        if run:
+            test = run.group(1)
+        elif FAILURE_AT.search(line):
+            at.append((i, bool(PIECE_TEST.search(test))))
+    order = [i for i, piece in at if piece] + [i for i, piece in at if not piece]
+    for i in order[:1]:
+        line = lines[i]
         m = FAILURE_AT.search(line)
-        if not m:
-            continue
         body, trace, j = [], [], i + 1
         while j < len(lines) and not (lines[j].startswith("[") or FAILURE_AT.search(lines[j])
                                       or lines[j].startswith("Google Test trace:")):

@@ -18,7 +18,7 @@ TEST(Step02Speed, KeepsPaceWithTheVectorizedDotProduct) {
   // reduction`, with pointers or as At(p, i) * B(p, j), 0.23x (4.4 GFLOP/s:
   // scalar, each FMA waits for the last). A vector of 4 or 8 lanes makes that
   // gap on any x86-64; the i, j, p loop step02 repairs ran 1.0 GFLOP/s there.
-  EXPECT_GE(speedup, 0.5) << "step02 should run at least half as fast as the lab's own transposed dot "
+  EXPECT_GE(speedup, 0.5) << lab::speed::wrong_product_note(speedup) << "step02 should run at least half as fast as the lab's own transposed dot "
                              "product: is the dot product vectorized (#pragma omp simd reduction(+ : sum), "
                              "the two columns taken as pointers)?";
 }

@@ -34,7 +34,16 @@ using Gemm = std::function<void(double alpha, ConstMatView A, ConstMatView B, do
 /// matrices (best_of_alternating), printing both rates on one line, e.g.
 /// "n = 1024, 1 thread: transposed dot 18.65, step03 35.55 GFLOP/s (1.91x)".
 /// Runs on the threads OpenMP gives (speed tests set one).
+/// The product it timed is checked once more (Freivalds): where it is wrong,
+/// the line says so and the speedup is 0.
 double speedup(int64_t n, const char* reference_name, const Gemm& reference, const char* test_name,
                const Gemm& test);
+
+/// For a speed test's message: what a speedup of 0 means (a wrong product), else "".
+inline const char* wrong_product_note(double speedup) {
+  return speedup == 0.0 ? "the timed product is wrong (a randomized check of C failed), so its speed does not "
+                          "count: fix the correctness tests first. "
+                        : "";
+}
 
 }  // namespace lab::speed

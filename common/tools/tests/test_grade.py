@@ -223,6 +223,16 @@ class Grade(unittest.TestCase):
                       "peak, dmma 93% of cuBLAS\n", p.stdout)
         self.assertNotIn("65.10", p.stdout)
 
+    def test_the_first_failure_shown_is_a_pieces_where_one_failed(self):
+        # a whole product failed first, then the packing that broke it: the packing's message is shown
+        out = ("[ RUN      ] Step04Kernels.MatchReference/c1\n/src/common/testing/contract.cpp:146: Failure\n"
+               "wrong result for m=5:\n[  FAILED  ] Step04Kernels.MatchReference/c1 (0 ms)\n"
+               "[ RUN      ] Step04Pack.PanelsOfBZeroPadded\n/src/step04_simd/tests/test_microkernel.cpp:140: Failure\n"
+               "B panel 0, p 0, position 1\n[  FAILED  ] Step04Pack.PanelsOfBZeroPadded (0 ms)\n")
+        p = run("summary", self.junit(("step04_simd.student.correctness", "fail", out)), ok=False)
+        self.assertIn("the first failure (test_microkernel.cpp:140):", p.stdout)
+        self.assertIn("| B panel 0, p 0, position 1", p.stdout)
+
     def test_summary_shows_the_first_failures_message(self):
         out = ("[ RUN      ] S.Good\n[       OK ] S.Good (0 ms)\n[ RUN      ] S.Bad\n"
                "/src/step09_semiring/tests/semiring_testing.hpp:148: Failure\nValue of: r.ok\n  Actual: false\n"
