@@ -1989,8 +1989,9 @@ FORBIDDEN_CALLS = [
 # no symbol shows: x86's syscall, sysenter, int 0x80; Arm's svc.
 SYSTEM_CALL_INSTRUCTION = re.compile(r"\t(?:syscall|sysenter|int\s+\$0x80|svc\s)")
 # Names a graded file may define outside C++ (unmangled) where its compiler
-# makes them: nvcc's registration of a .cu file's kernels.
-COMPILER_C_NAMES = re.compile(r"^(?:__cuda\w*|__fatbin\w*|__nv\w*|_GLOBAL__\w*)$")
+# makes them: nvcc's registration of a .cu file's kernels, Clang's helper that
+# ends the program when a noexcept function throws.
+COMPILER_C_NAMES = re.compile(r"^(?:__cuda\w*|__fatbin\w*|__nv\w*|_GLOBAL__\w*|__clang_call_terminate)$")
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".inc")
 
 
