@@ -1,6 +1,7 @@
 // OpenBLAS's dgemm as the CPU baseline ("vendor" BLAS) of every CPU step.
 #include <cblas.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <string>
 
@@ -20,6 +21,22 @@ void openblas_dgemm(const lab::GemmCall& c) {
               static_cast<blasint>(c.C.ld));
 }
 
+// OpenBLAS's x86 kernels that use no AVX: what an OpenBLAS older than the CPU
+// falls back to (0.3.21 picks Prescott on a Xeon it does not know).
+bool old_kernel_on_new_cpu(const char* corename) {
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+  if (corename == nullptr || !__builtin_cpu_supports("avx2")) return false;
+  std::string name(corename);
+  for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const char* old : {"prescott", "core2", "penryn", "dunnington", "nehalem", "atom", "katmai",
+                          "coppermine", "northwood", "banias", "opteron", "barcelona", "bobcat", "generic"})
+    if (name.rfind(old, 0) == 0) return true;
+#else
+  (void)corename;
+#endif
+  return false;
+}
+
 // Which OpenBLAS this is and which of its kernels runs: a baseline is only
 // worth its figure when it runs at its own speed, and OPENBLAS_CORETYPE (set on
 // some machines where an old OpenBLAS misreads the CPU) pins a kernel that may
@@ -32,6 +49,10 @@ std::string describe(const lab::Params&) {
   if (const char* forced = std::getenv("OPENBLAS_CORETYPE"))
     s += " (pinned by OPENBLAS_CORETYPE=" + std::string(forced) +
          ": its own choice on this CPU may be faster; compare without it)";
+  else if (old_kernel_on_new_cpu(openblas_get_corename()))
+    s += " (a kernel without AVX on a CPU with AVX2: this OpenBLAS does not know the CPU and runs far "
+         "under its speed, so no ratio against it means much; common/tools/openblas-check --coretypes "
+         "\"default SkylakeX Haswell\" finds its fastest kernel, and OPENBLAS_CORETYPE=NAME runs it)";
   return s;
 }
 
