@@ -6,6 +6,7 @@
 #include <string>
 
 #include "lab/gemm_args.hpp"
+#include "lab/machine.hpp"
 #include "lab/registry.hpp"
 
 namespace {
@@ -24,16 +25,13 @@ void openblas_dgemm(const lab::GemmCall& c) {
 // OpenBLAS's x86 kernels that use no AVX: what an OpenBLAS older than the CPU
 // falls back to (0.3.21 picks Prescott on a Xeon it does not know).
 bool old_kernel_on_new_cpu(const char* corename) {
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-  if (corename == nullptr || !__builtin_cpu_supports("avx2")) return false;
+  const std::string level = lab::cpu_simd_level();
+  if (corename == nullptr || (level != "avx2" && level != "avx512")) return false;
   std::string name(corename);
   for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   for (const char* old : {"prescott", "core2", "penryn", "dunnington", "nehalem", "atom", "katmai",
                           "coppermine", "northwood", "banias", "opteron", "barcelona", "bobcat", "generic"})
     if (name.rfind(old, 0) == 0) return true;
-#else
-  (void)corename;
-#endif
   return false;
 }
 
