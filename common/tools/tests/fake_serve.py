@@ -10,7 +10,7 @@ FAKE_MODE:
                     computes C = alpha A B + beta C as the request's repeat calls
                     would (B, and A where refill_a, refilled before each but the first) and sleeps
                     SECONDS per call, as a GPU product would take, and START
-                    once after reading the request (a slow start-up)
+                    once after reading a request of the timed shape (a slow start-up)
   stale:SECONDS     the same, but C as one call makes it, however many calls
                     (a kernel that remembers its first answer)
   scaled:SECONDS    the first call's C times 2^(repeat - 1) (a kernel that
@@ -20,6 +20,9 @@ FAKE_MODE:
                     as product, but sleeps EXTRA more where the request has one
                     call (a program that stalls its one-call answers, so that
                     the 1 + K calls look little longer than one)
+START and EXTRA apply to requests of the timed shape only (a speed case's:
+m = n = k = lda = ldb = ldc, alpha 1, beta 0), so that the correctness cases
+before it need not wait for them.
   exec              starts another program in its place (itself as product:0,
                     which would answer right)
   spawn             starts a child program (true); answers as product:0 where
@@ -103,6 +106,10 @@ def main():
             status, msg, mode = OTHER_ERROR, b"the child program ran", ""
         else:
             mode, arg = "product", "0"
+    if not (m == n == k == lda == ldb == ldc and alpha == 1.0 and beta == 0.0):
+        start = ""  # (not a speed case's request: no slow start, no stall)
+        if mode == "stall":
+            mode = "product"
     if mode in ("product", "stale", "scaled", "stall"):
         if mode == "stall":
             mode = "product"
