@@ -126,6 +126,36 @@ class GradeLock(unittest.TestCase):
         shutil.rmtree(work)
 
 
+def python_with_matplotlib():
+    """A Python here that imports matplotlib, or None."""
+    for exe in (sys.executable, shutil.which("python3"), "/usr/bin/python3"):
+        if exe and os.access(exe, os.X_OK) and subprocess.run([exe, "-c", "import matplotlib"],
+                                                             capture_output=True).returncode == 0:
+            return exe
+    return None
+
+
+class PicturePython(unittest.TestCase):
+    """The Python that draws the picture tests' PNGs is named by its path,
+    also where the python3 first on PATH is the one with matplotlib (./lab's
+    own python3 function once stood in for it, and CMake read the bare name as
+    a file in the tree: the picture tests could not start)."""
+
+    @unittest.skipUnless(python_with_matplotlib(), "no Python with matplotlib here")
+    def test_doctor_names_matplotlibs_python_by_its_path(self):
+        bin_dir = Path(tempfile.mkdtemp())
+        try:
+            (bin_dir / "python3").symlink_to(python_with_matplotlib())
+            env = dict(os.environ, PATH=f"{bin_dir}:{os.environ.get('PATH', '')}")
+            r = subprocess.run([str(LAB), "doctor"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr[-1000:])
+            line = next((l for l in ANSI.sub("", r.stdout).splitlines() if l.split()[:1] == ["matplotlib"]), "")
+            self.assertRegex(line, r"^ *matplotlib +yes +\S+ +/", f"./lab doctor's matplotlib line: {line!r}")
+            self.assertIn(str(bin_dir / "python3"), line)
+        finally:
+            shutil.rmtree(bin_dir)
+
+
 class ScalingCli(unittest.TestCase):
     """scaling.py (the strong-scaling picture) refuses a bad thread list or size
     with argparse's one line, before it makes its output folder."""
