@@ -294,13 +294,19 @@ def read_junit(path, log=None):
         bad = tc.find("failure")
         if bad is None:
             bad = tc.find("error")
-        if tc.find("skipped") is not None or status in ("disabled", "notrun") or "LAB-SKIP" in out:
+        skipped = tc.find("skipped")
+        missing = skipped is not None and "Unable to find executable" in (skipped.get("message") or "")
+        if missing:  # (ctest files a test whose program is not there as not run; it failed)
+            result = "failed"
+        elif skipped is not None or status in ("disabled", "notrun") or "LAB-SKIP" in out:
             result = "skipped"
         elif bad is not None or status == "fail":
             result = "failed"
         else:
             result = "passed"
         why = clean(bad.get("message", "")) if bad is not None else ""
+        if missing:
+            why = "its program was not found: " + (out.split("executable:", 1)[-1].strip() or "?")
         if result == "failed" and re.search(r"timeout", why + out[-300:], re.I):
             why = "timed out"
         if result == "failed" and name in late:

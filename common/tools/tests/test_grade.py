@@ -587,6 +587,18 @@ class Grade(unittest.TestCase):
         path.write_text(f"<testsuite>{body}</testsuite>")
         return path
 
+    def test_a_test_whose_program_is_missing_failed(self):
+        # ctest's JUnit files it as skipped ("Unable to find executable"); ctest itself, as failed
+        path = self.tmp / "j.xml"
+        path.write_text('<testsuite><testcase name="harness.step07_timeline" status="notrun">'
+                        '<skipped message="Unable to find executable"/><system-out>Unable to find executable: '
+                        '/lab/python3</system-out></testcase></testsuite>')
+        p = run("summary", path, ok=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("FAIL harness.step07_timeline", p.stdout)
+        self.assertIn("FAIL harness.step07_timeline (its program was not found: /lab/python3)", p.stdout)
+        self.assertIn("0 passed, 1 failed, 0 skipped", p.stdout)
+
     def test_a_program_with_passes_a_failure_and_skips_is_graded_per_case(self):
         # a GPU without FP64 tensor cores: the SIMT cases run (one fails), the DMMA cases skip
         out = gtest_run(passed=["Simt.A", "Simt.B"], failed=["Simt.C"],
