@@ -145,7 +145,10 @@ class PicturePython(unittest.TestCase):
     def test_doctor_names_matplotlibs_python_by_its_path(self):
         bin_dir = Path(tempfile.mkdtemp())
         try:
-            (bin_dir / "python3").symlink_to(python_with_matplotlib())
+            # (a script, not a link: a venv's Python run through a link elsewhere is its base Python)
+            wrapper = bin_dir / "python3"
+            wrapper.write_text(f"#!/bin/sh\nexec '{python_with_matplotlib()}' \"$@\"\n")
+            wrapper.chmod(0o755)
             env = dict(os.environ, PATH=f"{bin_dir}:{os.environ.get('PATH', '')}")
             r = subprocess.run([str(LAB), "doctor"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
             self.assertEqual(r.returncode, 0, r.stderr[-1000:])
