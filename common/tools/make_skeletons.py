@@ -32,10 +32,14 @@ lacks that line or words it otherwise, so every skeleton carries the same line.
                                 write the solution as the compiler sees it: the
                                 skeleton parts blanked (line numbers kept, and a
                                 #line directive so errors point at IN)
+    make_skeletons.py --strip IN OUT --as-student
+                                the same without the #line directive: the file
+                                as a student would hand it in
     make_skeletons.py --solutions DEST
-                                every student file's solution, stripped so, at
-                                its own path under DEST: a submission that
-                                solves every step (what CI and node-check grade)
+                                every student file's solution, stripped so (as a
+                                student's), at its own path under DEST: a
+                                submission that solves every step (what CI and
+                                node-check grade)
 """
 import argparse
 import difflib
@@ -143,14 +147,19 @@ def solution_of(text, name):
     return "".join(out)
 
 
-def strip(src, dst):
+def strip(src, dst, line=True):
+    """The solution at src as the compiler sees it, written to dst; with line,
+    a #line directive first so that errors point at src. A file planted in a
+    student's tree goes without it: nvcc lists a #line's file among the
+    object's dependencies, and the grader refuses a submission whose objects
+    depend on the lab's own solutions."""
     src, dst = pathlib.Path(src).resolve(), pathlib.Path(dst)
     try:
         body = solution_of(src.read_text(), str(src))
     except MarkerError as err:
         print(f"make_skeletons: error: {err}", file=sys.stderr)
         return 2
-    text = f'#line 1 "{src}"\n' + body
+    text = (f'#line 1 "{src}"\n' if line else "") + body
     if not dst.exists() or dst.read_text() != text:
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_text(text)
@@ -190,14 +199,16 @@ def main():
     parser.add_argument("--check", action="store_true", help="only compare; exit 1 when a skeleton is stale")
     parser.add_argument("--list", action="store_true", help="print the student's files, one a line")
     parser.add_argument("--strip", nargs=2, metavar=("IN", "OUT"), help="write IN without its skeleton parts to OUT")
+    parser.add_argument("--as-student", action="store_true",
+                        help="with --strip: no #line directive (the file as a student hands it in)")
     parser.add_argument("--solutions", metavar="DEST", help="write every student file's stripped solution under DEST")
     parser.add_argument("--root", default=pathlib.Path(__file__).resolve().parents[2], type=pathlib.Path)
     args = parser.parse_args()
     if args.strip:
-        return strip(*args.strip)
+        return strip(*args.strip, line=not args.as_student)
     if args.solutions:
         for rel in student_files(args.root):
-            rc = strip(args.root / "solutions" / rel, pathlib.Path(args.solutions) / rel)
+            rc = strip(args.root / "solutions" / rel, pathlib.Path(args.solutions) / rel, line=False)
             if rc:
                 return rc
         return 0

@@ -4,7 +4,9 @@ reaches the skeleton whole, the solution's own comments do not, misplaced
 markers and a missing or differently worded test line are refused."""
 import importlib.util
 import pathlib
+import subprocess
 import sys
+import tempfile
 import unittest
 
 TOOL = pathlib.Path(__file__).resolve().parents[1] / "make_skeletons.py"
@@ -67,6 +69,34 @@ class Hints(unittest.TestCase):
         self.assertEqual(len(stripped.splitlines()), len(THREE_LINE_HINT.splitlines()))
         self.assertNotIn("LAB:", stripped)
         self.assertIn("solve();", stripped)
+
+    def test_a_planted_solution_names_no_lab_file(self):
+        # nvcc lists a #line directive's file among an object's dependencies,
+        # so a submission made of stripped solutions must carry none, or the
+        # grader refuses its CUDA steps as compiled from the lab's solutions.
+        with tempfile.TemporaryDirectory() as tmp:
+            src = pathlib.Path(tmp, NAME)
+            src.parent.mkdir(parents=True)
+            src.write_text(THREE_LINE_HINT)
+            built, planted = pathlib.Path(tmp, "built.cpp"), pathlib.Path(tmp, "planted.cpp")
+            self.assertEqual(ms.strip(src, built), 0)
+            self.assertEqual(ms.strip(src, planted, line=False), 0)
+            self.assertTrue(built.read_text().startswith(f'#line 1 "{src.resolve()}"'))
+            self.assertNotIn("#line", planted.read_text())
+            self.assertNotIn(str(src), planted.read_text())
+            self.assertEqual(planted.read_text(), ms.solution_of(THREE_LINE_HINT, NAME))
+
+    def test_the_solutions_submission_names_no_lab_file(self):
+        root = TOOL.parents[2]
+        with tempfile.TemporaryDirectory() as tmp:
+            rc = subprocess.run([sys.executable, str(TOOL), "--solutions", tmp]).returncode
+            self.assertEqual(rc, 0)
+            files = [f for f in pathlib.Path(tmp).rglob("*") if f.is_file()]
+            self.assertTrue(any(f.suffix == ".cu" for f in files))
+            for f in files:
+                text = f.read_text()
+                self.assertNotIn("#line", text, f)
+                self.assertNotIn(str(root / "solutions"), text, f)
 
 
 class TestLine(unittest.TestCase):
