@@ -45,6 +45,8 @@ maximum reachable here.
 """
 import argparse
 import collections
+import concurrent.futures
+import functools
 import hashlib
 import json
 import os
@@ -1882,6 +1884,24 @@ def cmd_prepare(args):
     return 0
 
 
+@functools.lru_cache(maxsize=None)
+def real_path(path):
+    """os.path.realpath, once per path: a build's dependency lists name the same
+    headers tens of thousands of times (read while no code of the build runs, so
+    nothing changes under them)."""
+    return os.path.realpath(path)
+
+
+def dep_path(build, dep):
+    """A dependency's real path (Ninja lists some relative to the build folder)."""
+    return real_path(dep if os.path.isabs(dep) else os.path.join(build, dep))
+
+
+def tool_pool():
+    """Threads for the binutils runs over a build's objects (nm, objdump), one a core up to 8."""
+    return concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1)))
+
+
 def object_deps(build):
     """{object file: [the files the compiler read for it]} of a build, from the
     compiler's own dependency lists: Ninja's log of them (`ninja -t deps`), or
@@ -1923,9 +1943,10 @@ def cmd_includes(args):
     mine = {str((tree / rel).resolve()): rel for rel in student_files(tree)}
     lab, work = pathlib.Path(args.lab).resolve(), pathlib.Path(args.work).resolve()
 
-    def where(path):  # a dependency's real path (Ninja lists some relative to the build folder)
-        return pathlib.Path(path if os.path.isabs(path) else build / path).resolve()
+    def where(path):
+        return pathlib.Path(dep_path(str(build), path))
 
+    @functools.lru_cache(maxsize=None)
     def outside(path):
         p = where(path)
         if p == tree or tree in p.parents:
@@ -1939,7 +1960,7 @@ def cmd_includes(args):
 
     bad = {}
     for files in object_deps(build).values():
-        for rel in [mine[str(where(f))] for f in files if str(where(f)) in mine]:
+        for rel in [mine[dep_path(str(build), f)] for f in files if dep_path(str(build), f) in mine]:
             for f in files:
                 if outside(f):
                     bad.setdefault(rel, f"{rel}:1:1: error: it includes {f}, which is not part of the student's tree: "
@@ -2108,7 +2129,7 @@ def graded_objects(tree, build, files):
     found = {}
     for obj, deps in object_deps(build).items():
         o = pathlib.Path(obj if os.path.isabs(obj) else build / obj)
-        read = [str(pathlib.Path(d if os.path.isabs(d) else build / d).resolve()) for d in deps]
+        read = [dep_path(str(build), d) for d in deps]
         src = [mine[d] for d in read if d in mine and o.name == pathlib.Path(d).name + ".o"]
         if src and o.is_file():
             found[o] = (src[0], read)
@@ -2127,9 +2148,12 @@ def call_findings(tree, build, files, objects=None):
     tree = pathlib.Path(tree).resolve()
     ours = set(files)
     out = {}
-    objects = graded_objects(tree, build, files) if objects is None else objects
-    for obj, (rel, read) in sorted(objects.items()):
-        symbols = nm_symbols(obj)
+    objects = sorted((graded_objects(tree, build, files) if objects is None else objects).items())
+    # (each object's nm and objdump runs at once: a dozen objects one by one took seconds a grade)
+    with tool_pool() as pool:
+        facts = list(pool.map(lambda o: (nm_symbols(o), c_definitions(o), system_call_instructions(o)),
+                              [obj for obj, _ in objects]))
+    for (obj, (rel, read)), (symbols, defined, syscalls) in zip(objects, facts):
         if symbols is None:
             return None
         for kind, why in symbols:
@@ -2137,11 +2161,11 @@ def call_findings(tree, build, files, objects=None):
                 out.setdefault(rel, []).append((1, why))
         for name, what in forbidden_in(symbols):
             out.setdefault(rel, []).append((line_of(tree / rel, name), f"it calls {short_name(name)} ({what})"))
-        for name in c_definitions(obj) or []:
+        for name in defined or []:
             out.setdefault(rel, []).append(
                 (line_of(tree / rel, name), f"it defines {name} outside C++ (extern \"C\" or an asm name), which "
                                             f"would replace the C library's or the system's {name} in the whole program"))
-        if system_call_instructions(obj):
+        if syscalls:
             out.setdefault(rel, []).append((1, "it makes a system call with its own instructions (inline assembly)"))
         for d in read:
             p = pathlib.Path(d)
@@ -2194,8 +2218,9 @@ def self_check_calls(tree, build, files):
         return 0
     problems = [f"{rel}:{n}: {text}" for rel, items in sorted(found.items()) for n, text in items]
     defined = []
-    for o in pathlib.Path(build).rglob("*.o"):
-        defined += [name for kind, name in nm_symbols(o) or [] if kind in "TW"]
+    with tool_pool() as pool:
+        for symbols in pool.map(nm_symbols, pathlib.Path(build).rglob("*.o")):
+            defined += [name for kind, name in symbols or [] if kind in "TW"]
     built = {re.search(r"(?:^|/)(step\d\d)_", rel).group(1) for rel, _ in objects.values()}
     for pattern, what, step in FORBIDDEN_CALLS:
         if step is None or (step and step not in built):
