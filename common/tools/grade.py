@@ -1943,12 +1943,9 @@ def cmd_includes(args):
     mine = {str((tree / rel).resolve()): rel for rel in student_files(tree)}
     lab, work = pathlib.Path(args.lab).resolve(), pathlib.Path(args.work).resolve()
 
-    def where(path):
-        return pathlib.Path(dep_path(str(build), path))
-
     @functools.lru_cache(maxsize=None)
     def outside(path):
-        p = where(path)
+        p = pathlib.Path(dep_path(str(build), path))
         if p == tree or tree in p.parents:
             return False
         if lab == p or lab in p.parents or work == p or work in p.parents:
@@ -1960,7 +1957,8 @@ def cmd_includes(args):
 
     bad = {}
     for files in object_deps(build).values():
-        for rel in [mine[dep_path(str(build), f)] for f in files if dep_path(str(build), f) in mine]:
+        read = [dep_path(str(build), f) for f in files]
+        for rel in [mine[p] for p in read if p in mine]:
             for f in files:
                 if outside(f):
                     bad.setdefault(rel, f"{rel}:1:1: error: it includes {f}, which is not part of the student's tree: "
