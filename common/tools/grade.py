@@ -399,6 +399,9 @@ def mpi_launch(tree, ranks):
         return None
     words = [mpiexec, "-n", str(ranks)] + [w for w in cached("LAB_MPIEXEC_FLAGS").split(";") if w]
     env = [e for e in cached("LAB_MPIEXEC_ENV").split(";") if e]
+    # and the grader's own (LabDependencies.cmake: how an mpiexec starts sooner),
+    # where the grader's environment does not choose already
+    env += [e for e in cached("LAB_MPIEXEC_GRADE_ENV").split(";") if e and e.split("=")[0] not in os.environ]
     return [a for w in words for a in ("--launch", w)] + [a for e in env for a in ("--env", e)]
 
 

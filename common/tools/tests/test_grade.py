@@ -4,6 +4,7 @@ graded-separately steps, cases skipped beside cases that ran, merging, and
 grading.toml read as TOML."""
 import importlib.util
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -1195,6 +1196,23 @@ class CheckedMpiSteps(unittest.TestCase):
         env = [words[i + 1] for i in range(0, len(words), 2) if words[i] == "--env"]
         self.assertEqual(launch, [str(fake), "-n", "4", "--oversubscribe", "--bind-to", "none"])
         self.assertEqual(env, ["OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_MCA_rmaps_base_oversubscribe=1"])
+        # the grader's own additions, unless its environment chooses already
+        write(tree / "build" / "student" / "CMakeCache.txt",
+              f"MPIEXEC_EXECUTABLE:FILEPATH={fake}\nLAB_MPIEXEC_FLAGS:INTERNAL=\n"
+              "LAB_MPIEXEC_ENV:INTERNAL=OMPI_ALLOW_RUN_AS_ROOT=1\nLAB_MPIEXEC_GRADE_ENV:INTERNAL=OMPI_MCA_pml=ob1\n")
+        saved = os.environ.pop("OMPI_MCA_pml", None)
+        try:
+            words = grade.mpi_launch(tree, 1)
+            self.assertEqual([words[i + 1] for i in range(0, len(words), 2) if words[i] == "--env"],
+                             ["OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_MCA_pml=ob1"])
+            os.environ["OMPI_MCA_pml"] = "ucx"
+            words = grade.mpi_launch(tree, 1)
+            self.assertEqual([words[i + 1] for i in range(0, len(words), 2) if words[i] == "--env"],
+                             ["OMPI_ALLOW_RUN_AS_ROOT=1"])
+        finally:
+            os.environ.pop("OMPI_MCA_pml", None)
+            if saved is not None:
+                os.environ["OMPI_MCA_pml"] = saved
         # another MPI (no flags cached): the plain mpiexec
         write(tree / "build" / "student" / "CMakeCache.txt", f"MPIEXEC_EXECUTABLE:FILEPATH={fake}\n"
               "LAB_MPIEXEC_FLAGS:INTERNAL=\nLAB_MPIEXEC_ENV:INTERNAL=\n")
