@@ -5,7 +5,7 @@
 //                   --seed S --json OUT [--uid U --gid G] [--timeout SEC] [--speed REF,N,RATIO]
 //                   [--launch WORD ...] [--env NAME=VALUE ...] [--case-timeout SEC]
 //                   [--param tile=A,B,C|mem=BYTES|gpus=I,J,... ...] [--needs gpu|fp64_tensor_cores]
-//                   [--reference-runner EXE]
+//                   [--reference-runner EXE] [--window SEC]
 //
 // It is built by the grader from the lab's own sources (the harness, no student
 // code) and runs as the grader's account. For each case it makes A, B and C
@@ -52,6 +52,9 @@
 // system-call filter (seccomp) that lets it start no other program: a step
 // program that tries (a vendor BLAS built and started behind the pipe) is
 // killed, and its case fails saying so.
+// --window sets the time the K products of a speed case are sized to (the
+// grader leaves it: 1 s on the CPU, 1.5 s with a GPU reference; the checker's
+// own tests time stand-in programs in shorter windows).
 // The verdicts go to OUT (JSON); nothing the step program prints counts.
 #include <fcntl.h>
 #include <grp.h>
@@ -109,6 +112,7 @@ struct Options {
   long uid = -1, gid = -1;
   double timeout = 600;       // the variant's cases together
   double case_timeout = 0;    // each case (0: only the variant's); a deadlock ends the variant sooner
+  double window = 0;          // the seconds the K timed products are sized to (0: 1 s on the CPU, 1.5 s on a GPU)
 };
 
 [[noreturn]] void usage(const std::string& what) {
@@ -167,6 +171,10 @@ Options parse(int argc, char** argv) {
       else if (a == "--gid") o.gid = std::stol(v);
       else if (a == "--timeout") o.timeout = std::stod(v);
       else if (a == "--case-timeout") o.case_timeout = std::stod(v);
+      else if (a == "--window") {  // (the checker's own tests time stand-ins in shorter windows)
+        o.window = std::stod(v);
+        if (!(o.window > 0 && o.window <= 60)) usage("--window: '" + v + "' is not a number of seconds in (0, 60]");
+      }
       else usage("unknown option " + a);
     } catch (const std::logic_error&) {
       usage(a + ": '" + v + "' is not a number");
@@ -774,10 +782,11 @@ std::string speed_case(const Options& o, const Speed& sp, Clock::time_point dead
   auto timed = [&](int64_t repeat) { return timed_student(o, cs, ++round_seed, repeat, deadline, &why); };
   // One product and 1 + K in a fresh process each, so that what a process
   // does once (its start, a kernel choice, the first touch of its buffers)
-  // cancels: (t(1 + K) - t(1)) / K is one product. K makes about a second.
+  // cancels: (t(1 + K) - t(1)) / K is one product. K makes about a second (--window).
   const double first = timed(1);
   if (first < 0) return why;
-  const int64_t K = std::clamp<int64_t>(static_cast<int64_t>(1.0 / std::max(first, 1e-4)), 2, lab::wire::kMaxRepeat / 2);
+  const double window = o.window > 0 ? o.window : 1.0;
+  const int64_t K = std::clamp<int64_t>(static_cast<int64_t>(window / std::max(first, 1e-4)), 2, lab::wire::kMaxRepeat / 2);
   // round after round, the reference (no process of the account alive: each
   // case kills them all) then the student's products from outside; each
   // side's best round counts, so a burst of load hits both alike
@@ -828,7 +837,7 @@ Options reference_options(const Options& o, const std::string& variant) {
 // variant, each timed from outside over the pipe, with 1 and with 1 + K
 // products on the same buffers in fresh processes; per side the best
 // of 3 rounds of each, and (best(1 + K) - best(1)) / K is one product. K is
-// chosen so that the reference's K products take about 1.5 s. B is
+// chosen so that the reference's K products take about 1.5 s (--window). B is
 // refilled with fresh numbers before every call but the first (the step
 // program's serve loop), so a kernel that remembers an earlier answer gains
 // nothing. The student's variant runs with its default Params (not the
@@ -858,7 +867,8 @@ std::string gpu_speed_case(const Options& o, const Speed& sp, Clock::time_point 
   // K from the reference's 1 and 21 calls (twenty products against the noise of a process start)
   const double once = timed(ref, 1), more = timed(ref, 21);
   const double each = std::max((more - once) / 20, 1e-4);
-  const int64_t K = std::clamp<int64_t>(static_cast<int64_t>(1.5 / each), 2, lab::wire::kMaxRepeat / 2);
+  const double window = o.window > 0 ? o.window : 1.5;
+  const int64_t K = std::clamp<int64_t>(static_cast<int64_t>(window / each), 2, lab::wire::kMaxRepeat / 2);
   const double inf = std::numeric_limits<double>::infinity();
   double r1 = inf, rk = inf, s1 = inf, sk = inf;
   for (int round = 0; round < 3; ++round) {

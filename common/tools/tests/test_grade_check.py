@@ -18,6 +18,9 @@ import subprocess
 HERE = pathlib.Path(__file__).resolve().parent
 FAKE = HERE / "fake_serve.py"
 CHECKER = None
+# the seconds a speed case's K products are sized to: the stand-ins' products are
+# sleeps of 5 to 40 ms, which a fraction of the grader's 1 to 1.5 s times as well
+WINDOW = "0.4"
 
 
 class Checker(unittest.TestCase):
@@ -37,7 +40,7 @@ class Checker(unittest.TestCase):
         env = dict(os.environ, FAKE_STUDENT=student, FAKE_REFERENCE=reference or "done",
                    FAKE_LOG=str(self.tmp / "log"))
         cmd = [CHECKER, "--runner", self.student, "--step", "step06", "--variant", "simt", "--kind", kind,
-               "--seed", "11", "--json", js, "--timeout", "300", *extra]
+               "--seed", "11", "--json", js, "--timeout", "300", "--window", WINDOW, *extra]
         if reference is not None:
             cmd += ["--reference-runner", self.reference]
         p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env)
@@ -46,8 +49,8 @@ class Checker(unittest.TestCase):
 
     def test_speed_is_the_difference_of_one_and_many_calls(self):
         # 20 ms a product for the reference, 8 ms for the student's: 2.5x, though each process
-        # takes half a second to start (timed whole, 1 + K products against 1 + K: under 2x)
-        cases = self.check("product:0.008:0.5", "product:0.020:0.5", ["--speed", "cublas,24,2.0"])
+        # takes a quarter of a second to start (timed whole, 1 + K products against 1 + K: under 2x)
+        cases = self.check("product:0.008:0.25", "product:0.020:0.25", ["--speed", "cublas,24,2.0"])
         speed = cases[-1]
         self.assertTrue(speed["name"].startswith("speed: at least 2x cublasDgemm"), speed)
         self.assertTrue(speed["passed"], speed)
@@ -126,6 +129,14 @@ class Checker(unittest.TestCase):
                            capture_output=True, text=True, env=dict(os.environ, FAKE_STUDENT="product:0"))
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertIn("needs --reference-runner", p.stderr)
+
+    def test_a_window_that_is_no_time_is_refused(self):
+        for bad in ("0", "-1", "nan", "61", "soon"):
+            p = subprocess.run([str(CHECKER), "--runner", str(self.student), "--step", "step05", "--variant", "tiled",
+                                "--json", str(self.tmp / "v.json"), "--window", bad], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2, (bad, p.stderr))
+            self.assertIn(f"--window: '{bad}'", p.stderr)
+            self.assertFalse((self.tmp / "v.json").exists())
 
     def test_no_device_is_believed_only_when_the_reference_agrees(self):
         # a variant that needs nothing: never believed
