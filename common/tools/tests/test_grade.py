@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 HERE = pathlib.Path(__file__).resolve().parent
 GRADE = HERE.parent / "grade.py"
@@ -1200,19 +1201,14 @@ class CheckedMpiSteps(unittest.TestCase):
         write(tree / "build" / "student" / "CMakeCache.txt",
               f"MPIEXEC_EXECUTABLE:FILEPATH={fake}\nLAB_MPIEXEC_FLAGS:INTERNAL=\n"
               "LAB_MPIEXEC_ENV:INTERNAL=OMPI_ALLOW_RUN_AS_ROOT=1\nLAB_MPIEXEC_GRADE_ENV:INTERNAL=OMPI_MCA_pml=ob1\n")
-        saved = os.environ.pop("OMPI_MCA_pml", None)
-        try:
-            words = grade.mpi_launch(tree, 1)
-            self.assertEqual([words[i + 1] for i in range(0, len(words), 2) if words[i] == "--env"],
-                             ["OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_MCA_pml=ob1"])
-            os.environ["OMPI_MCA_pml"] = "ucx"
-            words = grade.mpi_launch(tree, 1)
-            self.assertEqual([words[i + 1] for i in range(0, len(words), 2) if words[i] == "--env"],
-                             ["OMPI_ALLOW_RUN_AS_ROOT=1"])
-        finally:
-            os.environ.pop("OMPI_MCA_pml", None)
-            if saved is not None:
-                os.environ["OMPI_MCA_pml"] = saved
+        for pml, want in ((None, ["OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_MCA_pml=ob1"]),
+                          ("ucx", ["OMPI_ALLOW_RUN_AS_ROOT=1"])):
+            with mock.patch.dict(os.environ):
+                os.environ.pop("OMPI_MCA_pml", None)
+                if pml:
+                    os.environ["OMPI_MCA_pml"] = pml
+                words = grade.mpi_launch(tree, 1)
+            self.assertEqual([words[i + 1] for i in range(0, len(words), 2) if words[i] == "--env"], want, pml)
         # another MPI (no flags cached): the plain mpiexec
         write(tree / "build" / "student" / "CMakeCache.txt", f"MPIEXEC_EXECUTABLE:FILEPATH={fake}\n"
               "LAB_MPIEXEC_FLAGS:INTERNAL=\nLAB_MPIEXEC_ENV:INTERNAL=\n")
