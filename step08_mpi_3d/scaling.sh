@@ -73,7 +73,7 @@ mpiexec --version 2>&1 | grep -qE "Open MPI|OpenRTE" && openmpi=1
 if [[ $openmpi -eq 1 && $(id -u) -eq 0 ]]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-cores=$(nproc)
+cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 export OMP_NUM_THREADS=$threads NCCL_NVLS_ENABLE=0
 
 mkdir -p "$out"

@@ -159,6 +159,20 @@ class PicturePython(unittest.TestCase):
             shutil.rmtree(bin_dir)
 
 
+class Cores(unittest.TestCase):
+    """./lab builds and runs ctest on the cores it may use, whatever OMP_NUM_THREADS
+    says (GNU nproc answers OMP_NUM_THREADS where it is set: a job script's
+    OMP_NUM_THREADS=1 built on one core, a 64 tested 64 at once on two)."""
+
+    def test_doctor_counts_the_cores_not_omp_num_threads(self):
+        env = {k: v for k, v in os.environ.items() if k not in ("LAB_JOBS", "OMP_NUM_THREADS", "OMP_THREAD_LIMIT")}
+        cores = subprocess.run(["nproc"], env=env, capture_output=True, text=True, check=True).stdout.strip()
+        env["OMP_NUM_THREADS"] = str(int(cores) + 5)
+        r = subprocess.run([str(LAB), "doctor"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        header = ANSI.sub("", r.stdout).splitlines()[0] if r.stdout else ""
+        self.assertIn(f", {cores} cores for builds and tests,", header, r.stderr[-1000:])
+
+
 class ScalingCli(unittest.TestCase):
     """scaling.py (the strong-scaling picture) refuses a bad thread list or size
     with argparse's one line, before it makes its output folder."""
