@@ -389,7 +389,8 @@ def main():
     ap.add_argument("--programs", help="only these programs (comma-separated; see --list)")
     ap.add_argument("--vectors", type=int, default=300, help="vectors per program (default 300)")
     ap.add_argument("--seed", type=int, help="the random seed (default: from the clock; printed)")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="vectors run at once")
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
+    ap.add_argument("--jobs", type=int, default=usable, help="vectors run at once (default: the cores this may use)")
     ap.add_argument("--timeout", type=float, default=10.0,
                     help="seconds per vector at least (default 10); a program whose plain run takes longer "
                          "than a tenth of it gets ten times that run")
