@@ -48,6 +48,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import labio  # noqa: E402
+
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 PY = sys.executable
@@ -389,8 +392,8 @@ def main():
     ap.add_argument("--programs", help="only these programs (comma-separated; see --list)")
     ap.add_argument("--vectors", type=int, default=300, help="vectors per program (default 300)")
     ap.add_argument("--seed", type=int, help="the random seed (default: from the clock; printed)")
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
-    ap.add_argument("--jobs", type=int, default=usable, help="vectors run at once (default: the cores this may use)")
+    ap.add_argument("--jobs", type=int, default=labio.usable_cores(),
+                    help="vectors run at once (default: the cores this may use)")
     ap.add_argument("--timeout", type=float, default=10.0,
                     help="seconds per vector at least (default 10); a program whose plain run takes longer "
                          "than a tenth of it gets ten times that run")

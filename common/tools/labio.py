@@ -16,6 +16,11 @@ import sys
 import tempfile
 
 
+def usable_cores():
+    """The cores this process may run on (a Slurm allocation's, taskset's), not the machine's."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def fail(prog, msg):
     """One line on stderr, exit status 2 (bad usage or input)."""
     print(f"{prog}: error: {' '.join(str(msg).split())}", file=sys.stderr)

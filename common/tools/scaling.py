@@ -131,8 +131,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--ceiling-n", type=int, default=2048, help="each process's n for the ceiling (0: none)")
     args = ap.parse_args()
-    # "all": the cores this process may use (a Slurm allocation's, taskset's), not the machine's
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = labio.usable_cores()  # "all"
 
     def counts_of(option, spec):  # the thread counts of a list, or argparse's one line
         try:
