@@ -13,7 +13,7 @@
 #   gpu            RESOURCE_GROUPS: a test of R ranks gets R GPUs of its own (all
 #                  LAB_GPU_SLOTS slots of each); a one-process test one slot of a GPU,
 #                  so that up to LAB_GPU_SLOTS such tests share a GPU
-# PROCESSORS never exceeds the cores of this machine (ctest runs a larger test
+# PROCESSORS never exceeds the cores this build may use (ctest runs a larger test
 # alone anyway). The GPUs are ctest's "gpus" resource; ./lab writes the resource
 # spec file from nvidia-smi (each GPU with LAB_GPU_SLOTS slots) and passes it to
 # ctest, and the test program (lab_cuda) turns its allocation into
@@ -21,7 +21,16 @@
 # A test that starts a GPU program without the gpu label (the command-line fuzz)
 # says so with the test property LAB_USES_GPU.
 
+# The cores this build may use: under Slurm or taskset fewer than the machine has.
+# GNU nproc reads the affinity mask (and answers OMP_NUM_THREADS where it is set,
+# hence the unset); where there is no nproc, the machine's count.
 cmake_host_system_information(RESULT LAB_HOST_CORES QUERY NUMBER_OF_LOGICAL_CORES)
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=OMP_NUM_THREADS --unset=OMP_THREAD_LIMIT nproc
+                RESULT_VARIABLE _nproc_rc OUTPUT_VARIABLE _usable_cores ERROR_QUIET
+                OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(_nproc_rc EQUAL 0 AND _usable_cores MATCHES "^[1-9][0-9]*$" AND _usable_cores LESS LAB_HOST_CORES)
+  set(LAB_HOST_CORES ${_usable_cores})
+endif()
 if(LAB_HOST_CORES LESS 1)
   set(LAB_HOST_CORES 1)
 endif()

@@ -172,6 +172,22 @@ class Cores(unittest.TestCase):
         header = ANSI.sub("", r.stdout).splitlines()[0] if r.stdout else ""
         self.assertIn(f", {cores} cores for builds and tests,", header, r.stderr[-1000:])
 
+    def test_the_tests_threads_fit_the_cores_it_may_use(self):
+        """On one core of a larger machine (a Slurm job's share, taskset), the
+        configure counts one core: a test's OpenMP threads and ctest's PROCESSORS
+        fit it, instead of 4 threads time-sharing it."""
+        cmake, taskset = os.environ.get("CMAKE") or shutil.which("cmake"), shutil.which("taskset")
+        if not cmake or not taskset or len(os.sched_getaffinity(0)) < 2:
+            self.skipTest("needs cmake, taskset and two cores")
+        with tempfile.TemporaryDirectory() as tmp:
+            probe = Path(tmp) / "probe.cmake"
+            probe.write_text(f'include("{ROOT}/common/cmake/LabSchedule.cmake")\n'
+                             'message("cores=${LAB_HOST_CORES} threads=${LAB_TEST_THREADS}")\n')
+            one = min(os.sched_getaffinity(0))
+            r = subprocess.run([taskset, "-c", str(one), cmake, "-P", str(probe)],
+                               env=dict(os.environ, OMP_NUM_THREADS="8"), capture_output=True, text=True, timeout=120)
+        self.assertIn("cores=1 threads=1", r.stderr, r.stdout + r.stderr)
+
 
 class ScalingCli(unittest.TestCase):
     """scaling.py (the strong-scaling picture) refuses a bad thread list or size
