@@ -170,7 +170,7 @@ class Cores(unittest.TestCase):
         env["OMP_NUM_THREADS"] = str(int(cores) + 5)
         r = subprocess.run([str(LAB), "doctor"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
         header = ANSI.sub("", r.stdout).splitlines()[0] if r.stdout else ""
-        self.assertIn(f", {cores} cores for builds and tests,", header, r.stderr[-1000:])
+        self.assertIn(f", {cores} core{'' if cores == '1' else 's'} for builds and tests,", header, r.stderr[-1000:])
 
     def test_the_tests_threads_fit_the_cores_it_may_use(self):
         """On one core of a larger machine (a Slurm job's share, taskset), the
