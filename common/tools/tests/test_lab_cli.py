@@ -172,6 +172,15 @@ class Cores(unittest.TestCase):
         header = ANSI.sub("", r.stdout).splitlines()[0] if r.stdout else ""
         self.assertIn(f", {cores} core{'' if cores == '1' else 's'} for builds and tests,", header, r.stderr[-1000:])
 
+    def test_a_bad_lab_jobs_stops_with_one_line(self):
+        for bad in ("abc", "0", "-2", "4 cores"):
+            r = subprocess.run([str(LAB), "doctor"], cwd=ROOT, env=dict(os.environ, LAB_JOBS=bad),
+                               capture_output=True, text=True, timeout=60)
+            lines = ANSI.sub("", r.stderr).strip().splitlines()
+            self.assertEqual((r.returncode, r.stdout), (1, ""), (bad, r.stderr))
+            self.assertEqual(len(lines), 1, lines)
+            self.assertIn(f"lab: error: LAB_JOBS='{bad}' is not a positive whole number", lines[0])
+
     def test_the_tests_threads_fit_the_cores_it_may_use(self):
         """On one core of a larger machine (a Slurm job's share, taskset), the
         configure counts one core: a test's OpenMP threads and ctest's PROCESSORS
